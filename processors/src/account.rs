@@ -1,0 +1,90 @@
+//! The account state `decide` reads, as a value, and the keys a runner must load for it.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use kledger_schemas::limits::OPS_MAX;
+use kledger_schemas::{Intent, Op, Row};
+
+use crate::ids::GENESIS_HASH;
+use crate::validate::{asserted, occupied_slot, planned_targets};
+
+/// An account's head.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Head {
+    /// The last commit_seq (0: no commit yet).
+    pub seq: i64,
+    /// The last head hash (hex).
+    pub hash: String,
+    /// The account generation (bumped by whole-account purge).
+    pub generation: i64,
+}
+
+impl Default for Head {
+    fn default() -> Self {
+        Self { seq: 0, hash: GENESIS_HASH.to_owned(), generation: 0 }
+    }
+}
+
+/// A committed action (permanent idempotency record).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ActionEntry {
+    /// Hex digest of the committed payload.
+    pub digest: String,
+    /// The commit it produced.
+    pub commit_seq: i64,
+}
+
+/// What `decide` sees of an account: exactly the parts [`needs`] names, loaded by the runner.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct AccountState {
+    /// The head.
+    pub head: Head,
+    /// The idempotency record of the intent's action, if it was committed.
+    pub action: Option<ActionEntry>,
+    /// Rows by memory id: targets, slot occupants, and the rows a purge selects.
+    pub rows: BTreeMap<String, Row>,
+    /// Active primary-user slot occupants (canonical slot → memory id) for the slots asserted.
+    pub slots: BTreeMap<String, String>,
+    /// Memory ids by subject entity, for entity purges.
+    pub entities: BTreeMap<String, Vec<String>>,
+}
+
+/// The state keys `decide` reads for one intent.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Rows by id (targets, purge targets).
+    pub rows: BTreeSet<String>,
+    /// Canonical slots whose occupant (and its row) is needed.
+    pub slots: BTreeSet<String>,
+    /// Entities whose rows are needed (entity purge).
+    pub entities: BTreeSet<String>,
+    /// Every row of the account (whole-account purge).
+    pub all_rows: bool,
+}
+
+/// What to load for `intent`. An intent over the op limit needs nothing: it is rejected by
+/// validation before any state is read.
+pub fn needs(intent: &Intent) -> Needs {
+    let mut n = Needs::default();
+    if intent.ops.len() > OPS_MAX {
+        return n;
+    }
+    n.rows.extend(planned_targets(intent).map(str::to_owned));
+    for (_, a) in asserted(intent) {
+        if let Some(slot) = occupied_slot(a) {
+            n.slots.insert(slot.to_owned());
+        }
+    }
+    for op in &intent.ops {
+        if let Op::Purge(p) = op {
+            if let Some(t) = &p.target {
+                n.rows.insert(t.clone());
+            }
+            if let Some(e) = &p.entity_id {
+                n.entities.insert(e.clone());
+            }
+            n.all_rows |= p.whole_account;
+        }
+    }
+    n
+}

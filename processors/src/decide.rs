@@ -1,0 +1,437 @@
+//! The apply decision: `decide(account_state, intent, record) -> Decision`.
+//!
+//! Pure: no I/O, no clock, no randomness, no hash-map order. The rules run in the contract's
+//! order — validate, idempotency, head, targets and slots, authority, commit — and the first
+//! that fails decides the outcome.
+
+use std::collections::BTreeSet;
+
+use kledger_schemas::{
+    AssertOp, Change, Commit, CommitOp, Evidence, HeadPolicy, Intent, Locator, Op, Outcome,
+    Receipt, Row, StaleTarget, Status,
+};
+
+use crate::account::AccountState;
+use crate::authority;
+use crate::codes::{Code, Reason};
+use crate::ids;
+use crate::slots;
+use crate::validate::{self, asserted, occupied_slot, planned_targets};
+
+/// Where an intent record sits on its topic, and its record timestamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RecordMeta {
+    /// The Kafka record timestamp (ms): the commit's `recorded_at`.
+    pub timestamp: i64,
+    /// The record's partition.
+    pub partition: i32,
+    /// The record's offset.
+    pub offset: i64,
+}
+
+/// The result of `decide`: a receipt, and the commit when the outcome is `committed`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decision {
+    /// The receipt (every outcome).
+    pub receipt: Receipt,
+    /// The commit (outcome `committed` only).
+    pub commit: Option<Commit>,
+}
+
+impl Decision {
+    /// The outcome.
+    pub fn outcome(&self) -> Outcome {
+        self.receipt.outcome
+    }
+}
+
+/// A receipt for an intent that is not committed.
+pub fn receipt(
+    intent_action: &str,
+    account_id: &str,
+    state: &AccountState,
+    meta: &RecordMeta,
+    outcome: Outcome,
+    reason: Option<Reason>,
+) -> Receipt {
+    Receipt {
+        action_id: intent_action.to_owned(),
+        account_id: account_id.to_owned(),
+        outcome,
+        commit_seq: None,
+        rebased: false,
+        head_seq: state.head.seq,
+        head_hash: state.head.hash.clone(),
+        code: reason.as_ref().map(|r| r.code.as_str().to_owned()),
+        message: reason.map(|r| r.message),
+        stale_targets: Vec::new(),
+        memory_ids: Vec::new(),
+        intent_partition: meta.partition,
+        intent_offset: meta.offset,
+        recorded_at: meta.timestamp,
+    }
+}
+
+fn not_committed(
+    intent: &Intent,
+    state: &AccountState,
+    meta: &RecordMeta,
+    outcome: Outcome,
+    reason: Reason,
+) -> Decision {
+    let r = receipt(&intent.action_id, &intent.account_id, state, meta, outcome, Some(reason));
+    Decision { receipt: r, commit: None }
+}
+
+fn stale(memory_id: &str, row: Option<&Row>) -> StaleTarget {
+    StaleTarget {
+        memory_id: memory_id.to_owned(),
+        revision: row.map(|r| r.revision),
+        content_hash: row.map(|r| r.content_hash.clone()),
+        status: row.map(|r| r.status),
+    }
+}
+
+/// Rules 1–6 for one intent against its account's state.
+pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decision {
+    // Rule 1: validate.
+    if let Err(reason) = validate::validate(intent, meta.timestamp) {
+        return not_committed(intent, state, meta, Outcome::Rejected, reason);
+    }
+    // Rule 2: idempotency.
+    let digest = ids::intent_digest(intent);
+    if let Some(entry) = &state.action {
+        if entry.digest == digest {
+            let mut r = receipt(&intent.action_id, &intent.account_id, state, meta, Outcome::Duplicate, None);
+            r.commit_seq = Some(entry.commit_seq);
+            return Decision { receipt: r, commit: None };
+        }
+        let reason = Reason::new(
+            Code::ActionReused,
+            format!("action was committed as seq {} with another payload", entry.commit_seq),
+        );
+        return not_committed(intent, state, meta, Outcome::Rejected, reason);
+    }
+    let head_moved = intent.planned_against.head_seq != state.head.seq;
+    // Purge outranks everything: no head, target-revision or authority check.
+    if intent.ops.iter().all(|op| matches!(op, Op::Purge(_))) {
+        return purge(state, intent, meta, digest, head_moved);
+    }
+    // Rule 3: head, with target revisions (a stale target never blind-writes).
+    let mut stale_targets = Vec::new();
+    for id in planned_targets(intent) {
+        let Some(row) = state.rows.get(id) else {
+            let reason = Reason::new(Code::TargetMissing, format!("target {id} does not exist"));
+            return not_committed(intent, state, meta, Outcome::Rejected, reason);
+        };
+        let planned = intent.planned_against.targets.iter().find(|t| t.memory_id == id);
+        let unchanged = planned.is_some_and(|p| p.revision == row.revision && p.content_hash == row.content_hash);
+        if row.status != Status::Active || !unchanged {
+            stale_targets.push(stale(id, Some(row)));
+        }
+    }
+    if !stale_targets.is_empty() {
+        let mut d = not_committed(
+            intent,
+            state,
+            meta,
+            Outcome::Replan,
+            Reason::new(Code::StaleTarget, "targets changed since planning"),
+        );
+        d.receipt.stale_targets = stale_targets;
+        return d;
+    }
+    if head_moved && intent.planned_against.policy == HeadPolicy::Strict {
+        let reason = Reason::new(
+            Code::HeadMoved,
+            format!("planned against head {}, head is {}", intent.planned_against.head_seq, state.head.seq),
+        );
+        return not_committed(intent, state, meta, Outcome::Replan, reason);
+    }
+    // Rule 4: amend keeps kind and subject; at most one active value per slot.
+    if let Some(reason) = amend_mismatch(state, intent) {
+        return not_committed(intent, state, meta, Outcome::Rejected, reason);
+    }
+    let targeted: BTreeSet<&str> = planned_targets(intent).collect();
+    for (_, a) in asserted(intent) {
+        let Some(slot) = occupied_slot(a) else { continue };
+        if let Some(occupant) = state.slots.get(slot)
+            && !targeted.contains(occupant.as_str()) {
+                let mut d = not_committed(
+                    intent,
+                    state,
+                    meta,
+                    Outcome::Replan,
+                    Reason::new(Code::SlotOccupied, format!("slot {slot} holds {occupant}")),
+                );
+                d.receipt.stale_targets = vec![stale(occupant, state.rows.get(occupant))];
+                return d;
+            }
+    }
+    // Rule 5: authority.
+    let authority = authority::authority(intent.write_reason, &intent.source.source_type);
+    for op in &intent.ops {
+        let ids: &[String] = match op {
+            Op::Amend(a) => &a.targets,
+            Op::Close(c) => std::slice::from_ref(&c.target),
+            _ => &[],
+        };
+        for id in ids {
+            if let Some(row) = state.rows.get(id).filter(|r| r.authority > authority) {
+                let reason = Reason::new(
+                    Code::Authority,
+                    format!("{id} has authority {} above this write's {authority}", row.authority),
+                );
+                return not_committed(intent, state, meta, Outcome::Rejected, reason);
+            }
+        }
+    }
+    // Rule 6: commit.
+    match build_commit(state, intent, meta, authority) {
+        Ok(ops) => finish(state, intent, meta, digest, head_moved, state.head.generation, ops),
+        Err(reason) => not_committed(intent, state, meta, Outcome::Rejected, reason),
+    }
+}
+
+fn amend_mismatch(state: &AccountState, intent: &Intent) -> Option<Reason> {
+    for op in &intent.ops {
+        let Op::Amend(a) = op else { continue };
+        let r = &a.replacement;
+        for t in &a.targets {
+            let row = state.rows.get(t)?;
+            if row.kind != r.kind || row.subject.scope != r.subject.scope || row.subject.entity_id != r.subject.entity_id {
+                return Some(Reason::new(
+                    Code::AmendMismatch,
+                    format!("amend of {t} changes kind, subject scope or entity"),
+                ));
+            }
+        }
+    }
+    None
+}
+
+/// Fields shared by every row a commit touches.
+struct Stamp<'a> {
+    intent: &'a Intent,
+    meta: &'a RecordMeta,
+    seq: i64,
+    generation: i64,
+}
+
+impl Stamp<'_> {
+    fn touch(&self, row: &mut Row) {
+        row.revision += 1;
+        row.commit_seq = self.seq;
+        row.generation = self.generation;
+    }
+
+    fn created(&self, index: usize, a: &AssertOp, authority: i32, supersedes: &[String]) -> Row {
+        let intent = self.intent;
+        let slot = a.slot.as_deref().and_then(slots::canonical);
+        let valid_from = a.valid_from.unwrap_or(self.meta.timestamp);
+        let memory_id =
+            ids::memory_id(&intent.account_id, &intent.action_id, index, a, slot, valid_from, supersedes);
+        let content_hash =
+            ids::content_hash(a.kind.as_str(), &a.content, a.body.as_deref(), a.condition.as_ref(), slot, &a.subject);
+        Row {
+            memory_id,
+            kind: a.kind,
+            content: a.content.clone(),
+            body: a.body.clone(),
+            condition: a.condition.clone(),
+            slot: slot.map(str::to_owned),
+            subject: a.subject.clone(),
+            valid_from,
+            valid_to: a.valid_to,
+            expires_at: a.expires_at,
+            recorded_at: self.meta.timestamp,
+            status: Status::Active,
+            superseded_by: None,
+            closed_reason: None,
+            write_reason: intent.write_reason,
+            intent_backed: authority::intent_backed(intent.write_reason),
+            user_asserted: authority::user_asserted(intent.write_reason),
+            assertion_class: a.assertion_class,
+            confidence: a.confidence,
+            curation_weight: a.curation_weight,
+            sensitivity: a.sensitivity.clone(),
+            visibility: a.visibility,
+            acl: a.acl.clone(),
+            tags: a.tags.clone(),
+            lang: a.lang.clone(),
+            evidence: a.evidence.clone(),
+            embedding: a.embedding.clone(),
+            authority,
+            revision: 1,
+            content_hash,
+            commit_seq: self.seq,
+            action_id: intent.action_id.clone(),
+            source: intent.source.clone(),
+            extractor: intent.extractor.clone(),
+            tenant: intent.tenant.clone(),
+            generation: self.generation,
+        }
+    }
+}
+
+/// End of effective time for a row closed or superseded at `end`: never before its start,
+/// never after an end it already had.
+fn closing_valid_to(row: &Row, end: i64) -> Option<i64> {
+    let end = end.max(row.valid_from);
+    Some(row.valid_to.map_or(end, |t| t.min(end)))
+}
+
+fn build_commit(
+    state: &AccountState,
+    intent: &Intent,
+    meta: &RecordMeta,
+    authority: i32,
+) -> Result<Vec<CommitOp>, Reason> {
+    let stamp = Stamp { intent, meta, seq: state.head.seq + 1, generation: state.head.generation };
+    let target = |id: &str| -> Result<Row, Reason> {
+        state
+            .rows
+            .get(id)
+            .cloned()
+            .ok_or_else(|| Reason::new(Code::TargetMissing, format!("target {id} does not exist")))
+    };
+    let mut ops = Vec::with_capacity(intent.ops.len() + 1);
+    for (index, op) in intent.ops.iter().enumerate() {
+        match op {
+            Op::Assert(a) => {
+                ops.push(CommitOp { change: Change::Created, row: stamp.created(index, a, authority, &[]) });
+            }
+            Op::Amend(a) => {
+                let new = stamp.created(index, &a.replacement, authority, &a.targets);
+                let (new_id, new_from) = (new.memory_id.clone(), new.valid_from);
+                ops.push(CommitOp { change: Change::Created, row: new });
+                for id in &a.targets {
+                    let mut row = target(id)?;
+                    row.status = Status::Superseded;
+                    row.superseded_by = Some(new_id.clone());
+                    row.valid_to = closing_valid_to(&row, new_from);
+                    stamp.touch(&mut row);
+                    ops.push(CommitOp { change: Change::Superseded, row });
+                }
+            }
+            Op::Close(c) => {
+                let mut row = target(&c.target)?;
+                row.status = Status::Closed;
+                row.valid_to = closing_valid_to(&row, c.valid_to.unwrap_or(meta.timestamp));
+                row.closed_reason = Some(c.reason.clone());
+                stamp.touch(&mut row);
+                ops.push(CommitOp { change: Change::Closed, row });
+            }
+            Op::AttachEvidence(e) => {
+                let mut row = target(&e.target)?;
+                row.evidence.extend(e.evidence.iter().cloned());
+                validate::evidence(&row.evidence)?;
+                stamp.touch(&mut row);
+                ops.push(CommitOp { change: Change::EvidenceAttached, row });
+            }
+            // Validation keeps purges out of mixed intents; reject rather than panic if one slips.
+            Op::Purge(_) => return Err(Reason::new(Code::PurgeMixed, "purge mixed with other ops")),
+        }
+    }
+    Ok(ops)
+}
+
+/// Erases a row's content, keeping a tombstone with lineage ids only.
+pub fn tombstone(mut row: Row) -> Row {
+    row.status = Status::Tombstoned;
+    row.content = String::new();
+    row.body = None;
+    row.condition = None;
+    row.tags.clear();
+    row.embedding = None;
+    row.evidence = row
+        .evidence
+        .into_iter()
+        .map(|e| Evidence {
+            source_type: e.source_type,
+            source_id: e.source_id,
+            source_version: e.source_version,
+            locator: Locator::default(),
+            quote: None,
+            checksum: e.checksum,
+        })
+        .collect();
+    row.content_hash =
+        ids::content_hash(row.kind.as_str(), "", None, None, row.slot.as_deref(), &row.subject);
+    row
+}
+
+fn purge(state: &AccountState, intent: &Intent, meta: &RecordMeta, digest: String, head_moved: bool) -> Decision {
+    let whole = intent.ops.iter().any(|op| matches!(op, Op::Purge(p) if p.whole_account));
+    let generation = state.head.generation + i64::from(whole);
+    let stamp = Stamp { intent, meta, seq: state.head.seq + 1, generation };
+    let mut selected: Vec<&str> = Vec::new();
+    for op in &intent.ops {
+        let Op::Purge(p) = op else { continue };
+        if let Some(t) = &p.target {
+            if !state.rows.contains_key(t) {
+                let reason = Reason::new(Code::TargetMissing, format!("target {t} does not exist"));
+                return not_committed(intent, state, meta, Outcome::Rejected, reason);
+            }
+            selected.push(t);
+        }
+        if let Some(e) = &p.entity_id {
+            let mut ids: Vec<&str> = state.entities.get(e).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+            ids.sort_unstable();
+            selected.extend(ids);
+        }
+        if p.whole_account {
+            selected.extend(state.rows.keys().map(String::as_str));
+        }
+    }
+    let mut seen = BTreeSet::new();
+    let mut ops = Vec::new();
+    for id in selected {
+        let Some(row) = state.rows.get(id) else { continue };
+        if row.status == Status::Tombstoned || !seen.insert(id) {
+            continue;
+        }
+        let mut row = tombstone(row.clone());
+        stamp.touch(&mut row);
+        ops.push(CommitOp { change: Change::Tombstoned, row });
+    }
+    finish(state, intent, meta, digest, head_moved, generation, ops)
+}
+
+fn finish(
+    state: &AccountState,
+    intent: &Intent,
+    meta: &RecordMeta,
+    digest: String,
+    rebased: bool,
+    generation: i64,
+    ops: Vec<CommitOp>,
+) -> Decision {
+    let mut commit = Commit {
+        account_id: intent.account_id.clone(),
+        commit_seq: state.head.seq + 1,
+        prev_hash: state.head.hash.clone(),
+        head_hash: String::new(),
+        action_id: intent.action_id.clone(),
+        intent_digest: digest,
+        recorded_at: meta.timestamp,
+        intent_partition: meta.partition,
+        intent_offset: meta.offset,
+        generation,
+        rebased,
+        ops,
+    };
+    commit.head_hash = ids::head_hash(&mut commit);
+    let mut r = receipt(&intent.action_id, &intent.account_id, state, meta, Outcome::Committed, None);
+    r.commit_seq = Some(commit.commit_seq);
+    r.rebased = rebased;
+    r.head_seq = commit.commit_seq;
+    r.head_hash = commit.head_hash.clone();
+    r.memory_ids = commit
+        .ops
+        .iter()
+        .filter(|o| o.change == Change::Created)
+        .map(|o| o.row.memory_id.clone())
+        .collect();
+    Decision { receipt: r, commit: Some(commit) }
+}

@@ -1,0 +1,219 @@
+//! Deterministic identities and hashes: memory ids, content hashes, intent digests and the
+//! hash chain of heads. Every input is length-prefixed so no two field sequences collide.
+
+use kledger_schemas::avro::AvroCodec;
+use kledger_schemas::{AssertOp, Commit, Intent, Subject};
+use sha2::{Digest, Sha256};
+
+/// The head hash before an account's first commit.
+pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// A SHA-256 over length-prefixed fields.
+#[derive(Debug, Default)]
+pub struct FieldHasher(Sha256);
+
+impl FieldHasher {
+    /// A new hasher with a domain tag (keeps hashes of different things apart).
+    pub fn new(domain: &str) -> Self {
+        let mut h = Self(Sha256::new());
+        h.bytes(domain.as_bytes());
+        h
+    }
+
+    /// Adds a length-prefixed byte string.
+    pub fn bytes(&mut self, b: &[u8]) -> &mut Self {
+        self.0.update((b.len() as u64).to_be_bytes());
+        self.0.update(b);
+        self
+    }
+
+    /// Adds a length-prefixed string.
+    pub fn str(&mut self, s: &str) -> &mut Self {
+        self.bytes(s.as_bytes())
+    }
+
+    /// Adds an optional string (a presence byte, then the string).
+    pub fn opt(&mut self, s: Option<&str>) -> &mut Self {
+        match s {
+            None => self.0.update([0u8]),
+            Some(s) => {
+                self.0.update([1u8]);
+                self.str(s);
+            }
+        }
+        self
+    }
+
+    /// Adds an integer.
+    pub fn u64(&mut self, v: u64) -> &mut Self {
+        self.0.update(v.to_be_bytes());
+        self
+    }
+
+    /// The digest.
+    pub fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+fn subject(h: &mut FieldHasher, s: &Subject) {
+    h.str(s.scope.as_str()).opt(s.entity_id.as_deref());
+}
+
+/// Hex SHA-256 of a row's semantic content: kind, content, body, condition, slot, subject.
+/// Evidence, weights and access fields are not content.
+pub fn content_hash(
+    kind: &str,
+    content: &str,
+    body: Option<&str>,
+    condition: Option<&std::collections::BTreeMap<String, String>>,
+    slot: Option<&str>,
+    subj: &Subject,
+) -> String {
+    let mut h = FieldHasher::new("kledger.content.v1");
+    h.str(kind).str(content).opt(body);
+    match condition {
+        None => {
+            h.u64(u64::MAX);
+        }
+        Some(c) => {
+            h.u64(c.len() as u64);
+            for (k, v) in c {
+                h.str(k).str(v);
+            }
+        }
+    }
+    h.opt(slot);
+    subject(&mut h, subj);
+    hex::encode(h.finish())
+}
+
+/// The 80 random bits of a new row's ULID: SHA-256 over (account, action_id, op index, kind,
+/// content, slot, subject, sorted supersession set), first 10 bytes.
+pub fn memory_id(
+    account_id: &str,
+    action_id: &str,
+    op_index: usize,
+    op: &AssertOp,
+    canonical_slot: Option<&str>,
+    valid_from_ms: i64,
+    supersedes: &[String],
+) -> String {
+    let mut h = FieldHasher::new("kledger.memory_id.v1");
+    h.str(account_id).str(action_id).u64(op_index as u64);
+    h.str(op.kind.as_str()).str(&op.content).opt(canonical_slot);
+    subject(&mut h, &op.subject);
+    let mut set: Vec<&str> = supersedes.iter().map(String::as_str).collect();
+    set.sort_unstable();
+    set.dedup();
+    h.u64(set.len() as u64);
+    for id in set {
+        h.str(id);
+    }
+    let d = h.finish();
+    let mut random = [0u8; 10];
+    random.copy_from_slice(&d[..10]);
+    format!("mem_{}", ulid(valid_from_ms as u64, random))
+}
+
+const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+/// A ULID string from a 48-bit millisecond time and 80 random bits.
+pub fn ulid(time_ms: u64, random: [u8; 10]) -> String {
+    let mut v: u128 = u128::from(time_ms & 0xFFFF_FFFF_FFFF) << 80;
+    for (i, b) in random.iter().enumerate() {
+        v |= u128::from(*b) << (8 * (9 - i));
+    }
+    let mut out = [0u8; 26];
+    for (i, c) in out.iter_mut().enumerate() {
+        let shift = 5 * (25 - i);
+        *c = CROCKFORD[((v >> shift) & 0x1f) as usize];
+    }
+    out.iter().map(|b| *b as char).collect()
+}
+
+/// Parses a ULID string into its 128 bits.
+pub fn parse_ulid(s: &str) -> Option<u128> {
+    if s.len() != 26 {
+        return None;
+    }
+    let mut v: u128 = 0;
+    for (i, c) in s.bytes().enumerate() {
+        let d = CROCKFORD.iter().position(|x| *x == c.to_ascii_uppercase())? as u128;
+        if i == 0 && d > 7 {
+            return None;
+        }
+        v = (v << 5) | d;
+    }
+    Some(v)
+}
+
+/// The UUID form of a memory id's ULID (Qdrant point id).
+pub fn memory_uuid(memory_id: &str) -> Option<String> {
+    let v = parse_ulid(memory_id.strip_prefix("mem_")?)?;
+    let h = format!("{v:032x}");
+    Some(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]))
+}
+
+/// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
+/// ops. `planned_against` is not payload: a retry may be planned against a newer head.
+pub fn intent_digest(intent: &Intent) -> String {
+    let mut buf = Vec::with_capacity(512);
+    intent.account_id.encode(&mut buf);
+    intent.tenant.encode(&mut buf);
+    intent.source.encode(&mut buf);
+    intent.extractor.encode(&mut buf);
+    intent.write_reason.encode(&mut buf);
+    intent.ops.encode(&mut buf);
+    let mut h = FieldHasher::new("kledger.intent_digest.v1");
+    h.bytes(&buf);
+    hex::encode(h.finish())
+}
+
+/// The head hash of `commit`: SHA-256(prev_hash bytes ‖ Avro bytes of the commit with an empty
+/// `head_hash`). `commit.head_hash` is left as it was.
+pub fn head_hash(commit: &mut Commit) -> String {
+    let claimed = std::mem::take(&mut commit.head_hash);
+    let mut prev = [0u8; 32];
+    let mut h = Sha256::new();
+    // A malformed prev_hash hashes as its raw text, which can never match a real chain.
+    match hex::decode_to_slice(&commit.prev_hash, &mut prev) {
+        Ok(()) => h.update(prev),
+        Err(_) => h.update(commit.prev_hash.as_bytes()),
+    }
+    let mut buf = Vec::with_capacity(1024);
+    commit.encode(&mut buf);
+    h.update(&buf);
+    commit.head_hash = claimed;
+    hex::encode(h.finalize())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ulid_round_trips_and_sorts_by_time() {
+        let a = ulid(1_700_000_000_000, [0xff; 10]);
+        let b = ulid(1_700_000_000_001, [0; 10]);
+        assert_eq!(a.len(), 26);
+        assert!(a < b);
+        let v = parse_ulid(&a).unwrap();
+        assert_eq!((v >> 80) as u64, 1_700_000_000_000);
+        assert_eq!(v & ((1u128 << 80) - 1), (1u128 << 80) - 1);
+        // Known vector: time 0, random 0.
+        assert_eq!(ulid(0, [0; 10]), "00000000000000000000000000");
+        assert_eq!(ulid(0xFFFF_FFFF_FFFF, [0xff; 10]), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+    }
+
+    #[test]
+    fn memory_uuid_is_the_ulid_bits() {
+        let id = format!("mem_{}", ulid(0x0123_4567_89ab, [0xcd; 10]));
+        assert_eq!(
+            memory_uuid(&id).unwrap(),
+            "01234567-89ab-cdcd-cdcd-cdcdcdcdcdcd"
+        );
+        assert_eq!(memory_uuid("mem_short"), None);
+        assert_eq!(memory_uuid("nope"), None);
+    }
+}

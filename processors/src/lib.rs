@@ -1,0 +1,28 @@
+//! kledger's pure rules. Nothing here sees RocksDB, Kafka or Qdrant: functions take values and
+//! return values, so the stream processor, `kledger apply`, replay verification and the tests
+//! all run the same code.
+//!
+//! Layout:
+//! - [`decide`]: the apply decision (rules 1–6) → [`Decision`].
+//! - [`account`]: the account state `decide` reads and the keys a runner loads for it.
+//! - [`validate`]: rule 1, shape and limits.
+//! - [`authority`]: the authority table (rule 5), in one place.
+//! - [`slots`]: the slot registry and its aliases.
+//! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
+//! - [`codes`]: stable reason codes.
+//! - [`render`]: profile, playbook index and watchlist renderers.
+//! - [`routing`]: the murmur2 partitioner.
+
+pub mod account;
+pub mod authority;
+pub mod codes;
+pub mod decide;
+pub mod ids;
+pub mod render;
+pub mod routing;
+pub mod slots;
+pub mod validate;
+
+pub use account::{AccountState, ActionEntry, Head, Needs, needs};
+pub use codes::{Code, Reason};
+pub use decide::{Decision, RecordMeta, decide};

@@ -1,0 +1,11 @@
+//! Released schema versions, compiled in. Data written with any of them stays readable: the
+//! compatibility tests check that each current schema reads every released version.
+//! A release adds its files here and never edits an older one.
+
+/// Every released `.avsc` (all records, all versions).
+pub const ALL: &[&str] = &[
+    include_str!("../avro/released/intent.v1.avsc"),
+    include_str!("../avro/released/commit.v1.avsc"),
+    include_str!("../avro/released/receipt.v1.avsc"),
+    include_str!("../avro/released/view.v1.avsc"),
+];

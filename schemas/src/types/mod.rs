@@ -1,0 +1,12 @@
+//! The Rust record types. Each derives its JSON form (serde) and implements its Avro binary
+//! form field by field in `.avsc` order.
+
+mod common;
+mod intent;
+mod ledger;
+mod receipt;
+
+pub use common::*;
+pub use intent::*;
+pub use ledger::*;
+pub use receipt::*;

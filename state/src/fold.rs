@@ -1,0 +1,144 @@
+//! The fold: how one commit changes state. Live apply and restore both use it, so state always
+//! equals fold(outbox).
+
+use kledger_processors::{ActionEntry, Head, ids};
+use kledger_schemas::avro::{AvroCodec, SchemaLookup, decode};
+use kledger_schemas::{Commit, Kind, Status, SubjectScope};
+
+use crate::StateError;
+use crate::keys::{self, Cf};
+use crate::store::{Overlay, StateRead};
+
+/// What folding a commit did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Folded {
+    /// The commit advanced the account's head.
+    Applied,
+    /// The state already had this commit (same seq, same head hash): nothing changed.
+    AlreadyApplied,
+}
+
+/// Reads an account's head (the empty head when it has none).
+pub fn head<R: StateRead + ?Sized>(r: &R, p: i32, account: &str) -> Result<Head, StateError> {
+    match r.get(Cf::Heads, &keys::account(p, account)?)? {
+        Some(v) => keys::parse_head(&v),
+        None => Ok(Head::default()),
+    }
+}
+
+fn slot_of(row: &kledger_schemas::Row) -> Option<&str> {
+    (row.kind == Kind::Fact && row.subject.scope == SubjectScope::PrimaryUser)
+        .then_some(row.slot.as_deref())
+        .flatten()
+}
+
+/// Folds `commit` (from partition `p`) into the overlay.
+///
+/// A commit already folded (same seq and head hash) is a no-op; the same seq with another hash,
+/// or a `prev_hash` that does not continue the head, is a fork; a seq past head + 1 is a gap.
+/// Forks and gaps are errors: the caller stops rather than apply them.
+pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i32) -> Result<Folded, StateError> {
+    let acct = commit.account_id.as_str();
+    let head = head(o, p, acct)?;
+    if commit.commit_seq <= head.seq {
+        let have = o.get(Cf::Chain, &keys::chain(p, acct, commit.commit_seq)?)?;
+        let have = have.map(hex::encode);
+        return match have {
+            Some(h) if h == commit.head_hash => Ok(Folded::AlreadyApplied),
+            Some(h) => Err(StateError::Fork {
+                account: acct.to_owned(),
+                seq: commit.commit_seq,
+                have: h,
+                got: commit.head_hash.clone(),
+            }),
+            None => Err(StateError::Corrupt(format!("{acct}: no chain entry for seq {}", commit.commit_seq))),
+        };
+    }
+    if commit.commit_seq != head.seq + 1 {
+        return Err(StateError::Gap { account: acct.to_owned(), head: head.seq, seq: commit.commit_seq });
+    }
+    if commit.prev_hash != head.hash {
+        return Err(StateError::Fork {
+            account: acct.to_owned(),
+            seq: commit.commit_seq,
+            have: format!("head {}", head.hash),
+            got: format!("prev_hash {}", commit.prev_hash),
+        });
+    }
+    let new_head = Head { seq: commit.commit_seq, hash: commit.head_hash.clone(), generation: commit.generation };
+    let action = ActionEntry { digest: commit.intent_digest.clone(), commit_seq: commit.commit_seq };
+    let mut writes = Vec::with_capacity(4 + 3 * commit.ops.len());
+    writes.push((Cf::Heads, keys::account(p, acct)?, Some(keys::head_value(&new_head)?)));
+    writes.push((Cf::Chain, keys::chain(p, acct, commit.commit_seq)?, Some(keys::chain_value(&commit.head_hash)?)));
+    writes.push((Cf::Actions, keys::child(p, acct, commit.action_id.as_bytes())?, Some(keys::action_value(&action)?)));
+    for op in &commit.ops {
+        let row = &op.row;
+        let mut v = Vec::with_capacity(512);
+        row.encode(&mut v);
+        writes.push((Cf::Rows, keys::child(p, acct, row.memory_id.as_bytes())?, Some(v)));
+        if let Some(e) = &row.subject.entity_id {
+            let mut k = keys::subject_prefix(p, acct, e)?;
+            k.extend_from_slice(row.memory_id.as_bytes());
+            writes.push((Cf::Subjects, k, Some(Vec::new())));
+        }
+    }
+    // Slots: vacate first, then occupy, so a replacement in the same commit keeps its slot.
+    for op in commit.ops.iter().filter(|op| op.row.status != Status::Active) {
+        if let Some(slot) = slot_of(&op.row) {
+            let k = keys::child(p, acct, slot.as_bytes())?;
+            if o.get(Cf::Slots, &k)?.as_deref() == Some(op.row.memory_id.as_bytes()) {
+                writes.push((Cf::Slots, k, None));
+            }
+        }
+    }
+    for op in commit.ops.iter().filter(|op| op.row.status == Status::Active) {
+        if let Some(slot) = slot_of(&op.row) {
+            let k = keys::child(p, acct, slot.as_bytes())?;
+            writes.push((Cf::Slots, k, Some(op.row.memory_id.as_bytes().to_vec())));
+        }
+    }
+    let pending = o.pending_mut();
+    for (cf, k, v) in writes {
+        match v {
+            Some(v) => pending.put(cf, k, v),
+            None => pending.delete(cf, k),
+        }
+    }
+    Ok(Folded::Applied)
+}
+
+/// Restores one outbox record of partition `p` at `offset`: decodes it, checks it belongs to
+/// `p` and that its head hash is the hash of its content, folds it, and records the offset.
+pub fn restore_record<S: StateRead + ?Sized>(
+    o: &mut Overlay<'_, S>,
+    p: i32,
+    offset: i64,
+    bytes: &[u8],
+    lookup: &dyn SchemaLookup,
+) -> Result<Folded, StateError> {
+    let mut commit: Commit = decode(bytes, lookup)
+        .map_err(|e| StateError::Corrupt(format!("outbox partition {p} offset {offset}: {e}")))?;
+    if commit.intent_partition != p {
+        return Err(StateError::Corrupt(format!(
+            "outbox partition {p} offset {offset}: commit of intent partition {}",
+            commit.intent_partition
+        )));
+    }
+    let computed = ids::head_hash(&mut commit);
+    if computed != commit.head_hash {
+        return Err(StateError::Fork {
+            account: commit.account_id.clone(),
+            seq: commit.commit_seq,
+            have: format!("computed {computed}"),
+            got: format!("recorded {} (outbox partition {p} offset {offset})", commit.head_hash),
+        });
+    }
+    let folded = fold(o, &commit, p)?;
+    o.pending_mut().put(Cf::Meta, keys::meta(p, keys::META_OUTBOX_OFFSET), offset.to_be_bytes().to_vec());
+    Ok(folded)
+}
+
+/// A partition position stored in `meta` (e.g. [`keys::META_OUTBOX_OFFSET`]).
+pub fn position<R: StateRead + ?Sized>(r: &R, p: i32, name: &str) -> Result<Option<i64>, StateError> {
+    r.get(Cf::Meta, &keys::meta(p, name))?.map(|v| keys::parse_i64(&v)).transpose()
+}

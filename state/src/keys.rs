@@ -1,0 +1,159 @@
+//! Key and value layout of the state store.
+//!
+//! Every key starts with the partition (4 bytes, big-endian) then the account (2-byte length +
+//! bytes), so a partition's keys are one range (dropped on revoke) and an account's keys are
+//! one prefix within it. Integers are big-endian so key order is numeric order.
+
+use kledger_processors::{ActionEntry, Head};
+
+use crate::StateError;
+
+/// Column families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Cf {
+    /// account → head (seq, generation, hash).
+    Heads,
+    /// account, memory_id → Avro `Row`.
+    Rows,
+    /// account, action_id → idempotency entry (digest, commit_seq).
+    Actions,
+    /// account, canonical slot → memory_id of the active primary-user occupant.
+    Slots,
+    /// account, entity_id, memory_id → ∅ (rows by subject entity).
+    Subjects,
+    /// account, commit_seq → head hash (recognises replayed and forked commits).
+    Chain,
+    /// partition, name → i64 (positions: outbox and input offsets). Not part of the digest.
+    Meta,
+}
+
+impl Cf {
+    /// Every column family, in digest order.
+    pub const ALL: [Cf; 7] = [Cf::Heads, Cf::Rows, Cf::Actions, Cf::Slots, Cf::Subjects, Cf::Chain, Cf::Meta];
+
+    /// The RocksDB column family name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Cf::Heads => "heads",
+            Cf::Rows => "rows",
+            Cf::Actions => "actions",
+            Cf::Slots => "slots",
+            Cf::Subjects => "subjects",
+            Cf::Chain => "chain",
+            Cf::Meta => "meta",
+        }
+    }
+}
+
+/// Longest account id the store keys (validated ids are far shorter).
+pub const ACCOUNT_BYTES_MAX: usize = 1024;
+
+/// The key prefix of one partition.
+pub fn partition(p: i32) -> Vec<u8> {
+    (p as u32).to_be_bytes().to_vec()
+}
+
+/// The key prefix of one account (also the head key).
+pub fn account(p: i32, account: &str) -> Result<Vec<u8>, StateError> {
+    let a = account.as_bytes();
+    if a.len() > ACCOUNT_BYTES_MAX {
+        return Err(StateError::Corrupt(format!("account id of {} bytes", a.len())));
+    }
+    let mut k = Vec::with_capacity(6 + a.len() + 40);
+    k.extend_from_slice(&(p as u32).to_be_bytes());
+    k.extend_from_slice(&(a.len() as u16).to_be_bytes());
+    k.extend_from_slice(a);
+    Ok(k)
+}
+
+/// An account key with a trailing part.
+pub fn child(p: i32, acct: &str, tail: &[u8]) -> Result<Vec<u8>, StateError> {
+    let mut k = account(p, acct)?;
+    k.extend_from_slice(tail);
+    Ok(k)
+}
+
+/// The prefix of an entity's subject keys.
+pub fn subject_prefix(p: i32, acct: &str, entity: &str) -> Result<Vec<u8>, StateError> {
+    let e = entity.as_bytes();
+    let mut k = account(p, acct)?;
+    k.extend_from_slice(&(e.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    k.extend_from_slice(e);
+    Ok(k)
+}
+
+/// A chain key.
+pub fn chain(p: i32, acct: &str, seq: i64) -> Result<Vec<u8>, StateError> {
+    child(p, acct, &(seq as u64).to_be_bytes())
+}
+
+/// A meta key.
+pub fn meta(p: i32, name: &str) -> Vec<u8> {
+    let mut k = partition(p);
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+/// Meta name: offset of the last outbox record folded.
+pub const META_OUTBOX_OFFSET: &str = "outbox_offset";
+/// Meta name: offset of the last input record decided (offline apply).
+pub const META_INPUT_OFFSET: &str = "input_offset";
+
+fn hash_bytes(hex_hash: &str) -> Result<[u8; 32], StateError> {
+    let mut b = [0u8; 32];
+    hex::decode_to_slice(hex_hash, &mut b).map_err(|_| StateError::Corrupt(format!("bad hash {hex_hash:?}")))?;
+    Ok(b)
+}
+
+fn i64_at(v: &[u8], at: usize) -> Result<i64, StateError> {
+    let b = v.get(at..at + 8).ok_or_else(|| StateError::Corrupt("short value".into()))?;
+    let mut a = [0u8; 8];
+    a.copy_from_slice(b);
+    Ok(i64::from_be_bytes(a))
+}
+
+/// Encodes a head.
+pub fn head_value(h: &Head) -> Result<Vec<u8>, StateError> {
+    let mut v = Vec::with_capacity(48);
+    v.extend_from_slice(&h.seq.to_be_bytes());
+    v.extend_from_slice(&h.generation.to_be_bytes());
+    v.extend_from_slice(&hash_bytes(&h.hash)?);
+    Ok(v)
+}
+
+/// Decodes a head.
+pub fn parse_head(v: &[u8]) -> Result<Head, StateError> {
+    if v.len() != 48 {
+        return Err(StateError::Corrupt("head value size".into()));
+    }
+    Ok(Head { seq: i64_at(v, 0)?, generation: i64_at(v, 8)?, hash: hex::encode(&v[16..48]) })
+}
+
+/// Encodes an idempotency entry.
+pub fn action_value(a: &ActionEntry) -> Result<Vec<u8>, StateError> {
+    let mut v = Vec::with_capacity(40);
+    v.extend_from_slice(&hash_bytes(&a.digest)?);
+    v.extend_from_slice(&a.commit_seq.to_be_bytes());
+    Ok(v)
+}
+
+/// Decodes an idempotency entry.
+pub fn parse_action(v: &[u8]) -> Result<ActionEntry, StateError> {
+    if v.len() != 40 {
+        return Err(StateError::Corrupt("action value size".into()));
+    }
+    Ok(ActionEntry { digest: hex::encode(&v[..32]), commit_seq: i64_at(v, 32)? })
+}
+
+/// Encodes a chain entry.
+pub fn chain_value(hash: &str) -> Result<Vec<u8>, StateError> {
+    Ok(hash_bytes(hash)?.to_vec())
+}
+
+/// Decodes an i64 (meta values).
+pub fn parse_i64(v: &[u8]) -> Result<i64, StateError> {
+    if v.len() != 8 {
+        return Err(StateError::Corrupt("i64 value size".into()));
+    }
+    i64_at(v, 0)
+}

@@ -1,0 +1,56 @@
+//! kledger's state: the fold of the outbox, kept in RocksDB (or its in-memory twin).
+//!
+//! Layout:
+//! - [`keys`]: column families, key layout (partition, then account) and value encodings.
+//! - [`store`]: the [`StateStore`] trait, [`WriteSet`], the batch [`Overlay`], the digest.
+//! - [`memory`] / [`rocks`]: the two stores; `tests/conformance.rs` runs both through one suite.
+//! - [`fold`]: how a commit changes state (no-op on replays, error on forks and gaps), and
+//!   restore of one outbox record.
+//! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
+
+pub mod apply;
+pub mod fold;
+pub mod keys;
+pub mod memory;
+pub mod rocks;
+pub mod store;
+
+pub use apply::{Applier, load};
+pub use fold::{Folded, fold, position, restore_record};
+pub use keys::Cf;
+pub use memory::MemoryStore;
+pub use rocks::{RocksConfig, RocksSizes, RocksStore};
+pub use store::{Overlay, StateRead, StateStore, WriteSet, digest};
+
+/// State errors, by who must act.
+#[derive(Debug, thiserror::Error)]
+pub enum StateError {
+    /// RocksDB failed (external: retry or stop).
+    #[error("rocksdb: {0}")]
+    Rocks(#[from] rocksdb::Error),
+    /// Stored bytes do not decode (internal: stop loudly).
+    #[error("corrupt state: {0}")]
+    Corrupt(String),
+    /// The outbox and the state disagree on an account's history (internal: stop loudly).
+    #[error("fork in account {account} at commit {seq}: state has {have}, outbox has {got}")]
+    Fork {
+        /// The account.
+        account: String,
+        /// The commit_seq.
+        seq: i64,
+        /// What the state has.
+        have: String,
+        /// What the outbox has.
+        got: String,
+    },
+    /// A commit skips ahead of the head (internal: stop loudly).
+    #[error("gap in account {account}: head is {head}, next commit is {seq}")]
+    Gap {
+        /// The account.
+        account: String,
+        /// The head seq.
+        head: i64,
+        /// The commit's seq.
+        seq: i64,
+    },
+}

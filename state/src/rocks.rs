@@ -1,0 +1,158 @@
+//! The RocksDB store.
+
+use std::path::{Path, PathBuf};
+
+use rocksdb::checkpoint::Checkpoint;
+use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch};
+
+use crate::StateError;
+use crate::keys::{Cf, partition};
+use crate::store::{Entries, StateRead, StateStore, Visit, WriteSet};
+
+/// Memory bounds of the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RocksConfig {
+    /// Shared LRU block cache for every column family.
+    pub block_cache_bytes: usize,
+    /// Memtable size per column family.
+    pub write_buffer_bytes: usize,
+    /// Memtables per column family.
+    pub write_buffers_max: i32,
+    /// Bound on all memtables together.
+    pub db_write_buffer_bytes: usize,
+}
+
+impl Default for RocksConfig {
+    fn default() -> Self {
+        Self {
+            block_cache_bytes: 64 << 20,
+            write_buffer_bytes: 8 << 20,
+            write_buffers_max: 2,
+            db_write_buffer_bytes: 64 << 20,
+        }
+    }
+}
+
+/// Sizes reported by RocksDB, summed over column families.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RocksSizes {
+    /// `rocksdb.estimate-live-data-size`.
+    pub live_data_bytes: u64,
+    /// `rocksdb.estimate-pending-compaction-bytes`.
+    pub pending_compaction_bytes: u64,
+}
+
+/// State in RocksDB, one column family per [`Cf`].
+#[derive(Debug)]
+pub struct RocksStore {
+    db: DB,
+    path: PathBuf,
+}
+
+impl RocksStore {
+    /// Opens (or creates) the store at `path`.
+    pub fn open(path: &Path, config: &RocksConfig) -> Result<Self, StateError> {
+        let cache = Cache::new_lru_cache(config.block_cache_bytes);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_bloom_filter(10.0, false);
+        let mut cf_opts = Options::default();
+        cf_opts.set_block_based_table_factory(&table);
+        cf_opts.set_write_buffer_size(config.write_buffer_bytes);
+        cf_opts.set_max_write_buffer_number(config.write_buffers_max);
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_db_write_buffer_size(config.db_write_buffer_bytes);
+        db_opts.set_max_open_files(256);
+        db_opts.set_keep_log_file_num(4);
+        let cfs = Cf::ALL.iter().map(|cf| ColumnFamilyDescriptor::new(cf.name(), cf_opts.clone()));
+        let db = DB::open_cf_descriptors(&db_opts, path, cfs)?;
+        Ok(Self { db, path: path.to_owned() })
+    }
+
+    /// Where the store lives.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn cf(&self, cf: Cf) -> Result<&rocksdb::ColumnFamily, StateError> {
+        self.db
+            .cf_handle(cf.name())
+            .ok_or_else(|| StateError::Corrupt(format!("column family {} missing", cf.name())))
+    }
+
+    /// Writes a consistent copy of the store to `dir` (a RocksDB checkpoint; `dir` must not
+    /// exist). Opening `dir` as a store gives the state as of the call.
+    pub fn checkpoint(&self, dir: &Path) -> Result<(), StateError> {
+        Checkpoint::new(&self.db)?.create_checkpoint(dir)?;
+        Ok(())
+    }
+
+    /// Size estimates for metrics.
+    pub fn sizes(&self) -> Result<RocksSizes, StateError> {
+        let mut s = RocksSizes::default();
+        for cf in Cf::ALL {
+            let h = self.cf(cf)?;
+            s.live_data_bytes += self.db.property_int_value_cf(h, "rocksdb.estimate-live-data-size")?.unwrap_or(0);
+            s.pending_compaction_bytes +=
+                self.db.property_int_value_cf(h, "rocksdb.estimate-pending-compaction-bytes")?.unwrap_or(0);
+        }
+        Ok(s)
+    }
+}
+
+impl StateRead for RocksStore {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+        Ok(self.db.get_cf(self.cf(cf)?, key)?)
+    }
+
+    fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf(cf)?, IteratorMode::From(prefix, Direction::Forward)) {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) || out.len() >= limit {
+                break;
+            }
+            out.push((k.into_vec(), v.into_vec()));
+        }
+        Ok(out)
+    }
+}
+
+impl StateStore for RocksStore {
+    fn write(&self, writes: &WriteSet) -> Result<(), StateError> {
+        let mut batch = WriteBatch::default();
+        for (cf, k, v) in writes.iter() {
+            let h = self.cf(cf)?;
+            match v {
+                Some(v) => batch.put_cf(h, k, v),
+                None => batch.delete_cf(h, k),
+            }
+        }
+        self.db.write(batch)?;
+        Ok(())
+    }
+
+    fn drop_partition(&self, p: i32) -> Result<(), StateError> {
+        let from = partition(p);
+        let to = match (p as u32).checked_add(1) {
+            Some(next) => next.to_be_bytes().to_vec(),
+            None => vec![0xff; 5],
+        };
+        let mut batch = WriteBatch::default();
+        for cf in Cf::ALL {
+            batch.delete_range_cf(self.cf(cf)?, &from, &to);
+        }
+        self.db.write(batch)?;
+        Ok(())
+    }
+
+    fn for_each(&self, cf: Cf, f: Visit<'_>) -> Result<(), StateError> {
+        for item in self.db.iterator_cf(self.cf(cf)?, IteratorMode::Start) {
+            let (k, v) = item?;
+            f(&k, &v)?;
+        }
+        Ok(())
+    }
+}

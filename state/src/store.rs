@@ -1,0 +1,154 @@
+//! The store trait, write sets and the overlay that batches decide against.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+
+use sha2::{Digest, Sha256};
+
+use crate::StateError;
+use crate::keys::Cf;
+
+/// Entries of a scan: (key, value) in key order.
+pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
+/// A visitor of entries.
+pub type Visit<'a> = &'a mut dyn FnMut(&[u8], &[u8]) -> Result<(), StateError>;
+
+/// Reads of the state, from a store or through an overlay.
+pub trait StateRead {
+    /// One value.
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError>;
+    /// Entries whose key starts with `prefix`, in key order, at most `limit`.
+    fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError>;
+}
+
+/// A state store: RocksDB ([`crate::RocksStore`]) or its in-memory twin ([`crate::MemoryStore`]).
+/// Both pass the same conformance suite (`tests/conformance.rs`).
+pub trait StateStore: StateRead + Send + Sync {
+    /// Applies a write set atomically.
+    fn write(&self, writes: &WriteSet) -> Result<(), StateError>;
+    /// Deletes every key of partition `p` in every column family (on revoke).
+    fn drop_partition(&self, p: i32) -> Result<(), StateError>;
+    /// Visits every entry of `cf` in key order.
+    fn for_each(&self, cf: Cf, f: Visit<'_>) -> Result<(), StateError>;
+}
+
+/// SHA-256 over every key and value of every column family but `meta`, in key order, each
+/// length-prefixed and tagged with its column family: equal digests mean equal ledger state.
+pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
+    let mut h = Sha256::new();
+    for cf in Cf::ALL.into_iter().filter(|cf| *cf != Cf::Meta) {
+        store.for_each(cf, &mut |k, v| {
+            h.update([cf as u8]);
+            h.update((k.len() as u64).to_be_bytes());
+            h.update(k);
+            h.update((v.len() as u64).to_be_bytes());
+            h.update(v);
+            Ok(())
+        })?;
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+/// Pending puts (`Some`) and deletes (`None`), in key order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WriteSet {
+    entries: BTreeMap<(Cf, Vec<u8>), Option<Vec<u8>>>,
+}
+
+impl WriteSet {
+    /// Puts a value.
+    pub fn put(&mut self, cf: Cf, key: Vec<u8>, value: Vec<u8>) {
+        self.entries.insert((cf, key), Some(value));
+    }
+
+    /// Deletes a key.
+    pub fn delete(&mut self, cf: Cf, key: Vec<u8>) {
+        self.entries.insert((cf, key), None);
+    }
+
+    /// Number of pending writes.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether nothing is pending.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Entries in (cf, key) order.
+    pub fn iter(&self) -> impl Iterator<Item = (Cf, &[u8], Option<&[u8]>)> {
+        self.entries.iter().map(|((cf, k), v)| (*cf, k.as_slice(), v.as_deref()))
+    }
+
+    /// The pending write of one key: `Some(None)` is a pending delete.
+    pub fn lookup(&self, cf: Cf, key: &[u8]) -> Option<Option<&[u8]>> {
+        // Keys are owned in the map; probing needs an owned key.
+        self.entries.get(&(cf, key.to_vec())).map(|v| v.as_deref())
+    }
+
+    /// Pending writes of one column family under a prefix, in key order.
+    pub fn range<'a>(&'a self, cf: Cf, prefix: &'a [u8]) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
+        self.entries
+            .range((Bound::Included((cf, prefix.to_vec())), Bound::Unbounded))
+            .take_while(move |((c, k), _)| *c == cf && k.starts_with(prefix))
+            .map(|((_, k), v)| (k.as_slice(), v.as_deref()))
+    }
+
+    /// Moves every entry of `other` into `self` (later writes win).
+    pub fn extend(&mut self, other: WriteSet) {
+        self.entries.extend(other.entries);
+    }
+}
+
+/// A store seen through pending writes: what a batch decides against before it is durable.
+#[derive(Debug)]
+pub struct Overlay<'a, S: ?Sized> {
+    base: &'a S,
+    pending: WriteSet,
+}
+
+impl<'a, S: StateRead + ?Sized> Overlay<'a, S> {
+    /// An empty overlay over `base`.
+    pub fn new(base: &'a S) -> Self {
+        Self { base, pending: WriteSet::default() }
+    }
+
+    /// The pending writes.
+    pub fn pending(&self) -> &WriteSet {
+        &self.pending
+    }
+
+    /// Adds writes.
+    pub fn pending_mut(&mut self) -> &mut WriteSet {
+        &mut self.pending
+    }
+
+    /// The pending writes, consuming the overlay.
+    pub fn into_writes(self) -> WriteSet {
+        self.pending
+    }
+}
+
+impl<S: StateRead + ?Sized> StateRead for Overlay<'_, S> {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+        match self.pending.lookup(cf, key) {
+            Some(v) => Ok(v.map(<[u8]>::to_vec)),
+            None => self.base.get(cf, key),
+        }
+    }
+
+    fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
+        let pending: Vec<(&[u8], Option<&[u8]>)> = self.pending.range(cf, prefix).collect();
+        // Deletes may hide base entries: read enough of the base to still fill `limit`.
+        let base = self.base.scan(cf, prefix, limit.saturating_add(pending.len()))?;
+        let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = base.into_iter().collect();
+        for (k, v) in pending {
+            match v {
+                Some(v) => merged.insert(k.to_vec(), v.to_vec()),
+                None => merged.remove(k),
+            };
+        }
+        Ok(merged.into_iter().take(limit).collect())
+    }
+}

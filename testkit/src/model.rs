@@ -1,0 +1,347 @@
+//! A deliberately simple reference model of the ledger.
+//!
+//! It keeps every account as a plain list of rows and scans it for everything (slots, entities,
+//! actions), with no indexes, overlays or key layouts. It shares with the real code only the
+//! specified primitives — validation limits, the slot registry, the authority table and the
+//! id/hash functions — and re-derives every decision itself, so a property test that runs both
+//! over the same stream catches disagreements in the rules.
+
+use std::collections::BTreeMap;
+
+use kledger_processors::{authority, ids, slots, validate};
+use kledger_schemas::{AssertOp, HeadPolicy, Intent, Kind, Op, Outcome, Row, Status, SubjectScope};
+
+/// What the model decided for one intent.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelResult {
+    /// The outcome.
+    pub outcome: Outcome,
+    /// The reason code (replan, rejected).
+    pub code: Option<String>,
+    /// The commit (committed, duplicate).
+    pub commit_seq: Option<i64>,
+    /// Rows written by the commit, in commit order.
+    pub rows: Vec<Row>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Account {
+    seq: i64,
+    generation: i64,
+    rows: Vec<Row>,
+    /// (action_id, digest, commit_seq)
+    actions: Vec<(String, String, i64)>,
+}
+
+/// The model: accounts by id.
+#[derive(Debug, Clone, Default)]
+pub struct Model {
+    accounts: BTreeMap<String, Account>,
+}
+
+fn result(outcome: Outcome, code: &str) -> ModelResult {
+    ModelResult { outcome, code: Some(code.to_owned()), commit_seq: None, rows: Vec::new() }
+}
+
+fn is_user_slot_fact(kind: Kind, scope: SubjectScope) -> bool {
+    kind == Kind::Fact && scope == SubjectScope::PrimaryUser
+}
+
+impl Model {
+    /// An empty ledger.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The account's head seq.
+    pub fn head_seq(&self, account: &str) -> i64 {
+        self.accounts.get(account).map_or(0, |a| a.seq)
+    }
+
+    /// Every row of an account (latest version of each), in creation order.
+    pub fn rows(&self, account: &str) -> &[Row] {
+        self.accounts.get(account).map_or(&[], |a| a.rows.as_slice())
+    }
+
+    /// Account ids.
+    pub fn accounts(&self) -> impl Iterator<Item = &str> {
+        self.accounts.keys().map(String::as_str)
+    }
+
+    /// Decides and applies one intent.
+    pub fn apply(&mut self, intent: &Intent, timestamp: i64) -> ModelResult {
+        if let Err(r) = validate::validate(intent, timestamp) {
+            return result(Outcome::Rejected, r.code.as_str());
+        }
+        let digest = ids::intent_digest(intent);
+        let acct = self.accounts.entry(intent.account_id.clone()).or_default();
+        if let Some((_, d, seq)) = acct.actions.iter().find(|(a, _, _)| *a == intent.action_id) {
+            if *d == digest {
+                return ModelResult { outcome: Outcome::Duplicate, code: None, commit_seq: Some(*seq), rows: vec![] };
+            }
+            return result(Outcome::Rejected, "action_reused");
+        }
+        let seq = acct.seq + 1;
+        let rows = if intent.ops.iter().all(|o| matches!(o, Op::Purge(_))) {
+            match purge(acct, intent, seq) {
+                Ok(rows) => rows,
+                Err(r) => return r,
+            }
+        } else {
+            match write(acct, intent, timestamp, seq) {
+                Ok(rows) => rows,
+                Err(r) => return r,
+            }
+        };
+        for row in &rows {
+            match acct.rows.iter_mut().find(|r| r.memory_id == row.memory_id) {
+                Some(existing) => *existing = row.clone(),
+                None => acct.rows.push(row.clone()),
+            }
+        }
+        acct.seq = seq;
+        acct.actions.push((intent.action_id.clone(), digest, seq));
+        ModelResult { outcome: Outcome::Committed, code: None, commit_seq: Some(seq), rows }
+    }
+}
+
+fn find<'a>(acct: &'a Account, id: &str) -> Option<&'a Row> {
+    acct.rows.iter().find(|r| r.memory_id == id)
+}
+
+fn targets(op: &Op) -> Vec<String> {
+    match op {
+        Op::Amend(a) => a.targets.clone(),
+        Op::Close(c) => vec![c.target.clone()],
+        Op::AttachEvidence(e) => vec![e.target.clone()],
+        _ => vec![],
+    }
+}
+
+fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Vec<Row>, ModelResult> {
+    let all_targets: Vec<String> = intent.ops.iter().flat_map(targets).collect();
+    // Targets exist, then none is stale.
+    for t in &all_targets {
+        if find(acct, t).is_none() {
+            return Err(result(Outcome::Rejected, "target_missing"));
+        }
+    }
+    for t in &all_targets {
+        let row = find(acct, t).expect("checked above");
+        let planned = intent.planned_against.targets.iter().find(|p| p.memory_id == *t).expect("validated");
+        if row.status != Status::Active || row.revision != planned.revision || row.content_hash != planned.content_hash {
+            return Err(result(Outcome::Replan, "stale_target"));
+        }
+    }
+    let moved = intent.planned_against.head_seq != acct.seq;
+    if moved && intent.planned_against.policy == HeadPolicy::Strict {
+        return Err(result(Outcome::Replan, "head_moved"));
+    }
+    for op in &intent.ops {
+        if let Op::Amend(a) = op {
+            for t in &a.targets {
+                let row = find(acct, t).expect("checked above");
+                let r = &a.replacement;
+                if row.kind != r.kind || row.subject != r.subject {
+                    return Err(result(Outcome::Rejected, "amend_mismatch"));
+                }
+            }
+        }
+    }
+    for op in &intent.ops {
+        let a = match op {
+            Op::Assert(a) => a,
+            Op::Amend(a) => &a.replacement,
+            _ => continue,
+        };
+        if !is_user_slot_fact(a.kind, a.subject.scope) {
+            continue;
+        }
+        let Some(slot) = a.slot.as_deref().and_then(slots::canonical) else { continue };
+        let occupied = acct.rows.iter().any(|r| {
+            r.status == Status::Active
+                && is_user_slot_fact(r.kind, r.subject.scope)
+                && r.slot.as_deref() == Some(slot)
+                && !all_targets.contains(&r.memory_id)
+        });
+        if occupied {
+            return Err(result(Outcome::Replan, "slot_occupied"));
+        }
+    }
+    let auth = authority::authority(intent.write_reason, &intent.source.source_type);
+    for op in &intent.ops {
+        if matches!(op, Op::Amend(_) | Op::Close(_)) {
+            for t in targets(op) {
+                if find(acct, &t).expect("checked above").authority > auth {
+                    return Err(result(Outcome::Rejected, "authority"));
+                }
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for (i, op) in intent.ops.iter().enumerate() {
+        match op {
+            Op::Assert(a) => out.push(new_row(acct, intent, i, a, &[], timestamp, seq, auth)),
+            Op::Amend(a) => {
+                let new = new_row(acct, intent, i, &a.replacement, &a.targets, timestamp, seq, auth);
+                for t in &a.targets {
+                    let mut old = find(acct, t).expect("checked").clone();
+                    let end = std::cmp::max(old.valid_from, new.valid_from);
+                    old.valid_to = Some(match old.valid_to {
+                        Some(v) if v < end => v,
+                        _ => end,
+                    });
+                    old.status = Status::Superseded;
+                    old.superseded_by = Some(new.memory_id.clone());
+                    bump(&mut old, seq, acct.generation);
+                    out.push(old);
+                }
+                // The replacement comes before the rows it supersedes.
+                let at = out.len() - a.targets.len();
+                out.insert(at, new);
+            }
+            Op::Close(c) => {
+                let mut old = find(acct, &c.target).expect("checked").clone();
+                let end = std::cmp::max(old.valid_from, c.valid_to.unwrap_or(timestamp));
+                old.valid_to = Some(match old.valid_to {
+                    Some(v) if v < end => v,
+                    _ => end,
+                });
+                old.status = Status::Closed;
+                old.closed_reason = Some(c.reason.clone());
+                bump(&mut old, seq, acct.generation);
+                out.push(old);
+            }
+            Op::AttachEvidence(e) => {
+                let mut old = find(acct, &e.target).expect("checked").clone();
+                old.evidence.extend(e.evidence.iter().cloned());
+                let quotes: Vec<&String> = old.evidence.iter().filter_map(|e| e.quote.as_ref()).collect();
+                let chars: usize = quotes.iter().map(|q| q.chars().count()).sum();
+                if old.evidence.len() > 32 || quotes.len() > 8 || chars > 8000 {
+                    return Err(result(Outcome::Rejected, "evidence_limit"));
+                }
+                bump(&mut old, seq, acct.generation);
+                out.push(old);
+            }
+            Op::Purge(_) => return Err(result(Outcome::Rejected, "purge_mixed")),
+        }
+    }
+    Ok(out)
+}
+
+fn bump(row: &mut Row, seq: i64, generation: i64) {
+    row.revision += 1;
+    row.commit_seq = seq;
+    row.generation = generation;
+}
+
+#[allow(clippy::too_many_arguments)]
+fn new_row(
+    acct: &Account,
+    intent: &Intent,
+    index: usize,
+    a: &AssertOp,
+    supersedes: &[String],
+    timestamp: i64,
+    seq: i64,
+    auth: i32,
+) -> Row {
+    let slot = a.slot.as_deref().and_then(slots::canonical);
+    let valid_from = a.valid_from.unwrap_or(timestamp);
+    Row {
+        memory_id: ids::memory_id(&intent.account_id, &intent.action_id, index, a, slot, valid_from, supersedes),
+        kind: a.kind,
+        content: a.content.clone(),
+        body: a.body.clone(),
+        condition: a.condition.clone(),
+        slot: slot.map(str::to_owned),
+        subject: a.subject.clone(),
+        valid_from,
+        valid_to: a.valid_to,
+        expires_at: a.expires_at,
+        recorded_at: timestamp,
+        status: Status::Active,
+        superseded_by: None,
+        closed_reason: None,
+        write_reason: intent.write_reason,
+        intent_backed: intent.write_reason != kledger_schemas::WriteReason::LegacyMigration,
+        user_asserted: matches!(
+            intent.write_reason,
+            kledger_schemas::WriteReason::DirectUserStatement
+                | kledger_schemas::WriteReason::ExplicitRemember
+                | kledger_schemas::WriteReason::Onboarding
+        ),
+        assertion_class: a.assertion_class,
+        confidence: a.confidence,
+        curation_weight: a.curation_weight,
+        sensitivity: a.sensitivity.clone(),
+        visibility: a.visibility,
+        acl: a.acl.clone(),
+        tags: a.tags.clone(),
+        lang: a.lang.clone(),
+        evidence: a.evidence.clone(),
+        embedding: a.embedding.clone(),
+        authority: auth,
+        revision: 1,
+        content_hash: ids::content_hash(a.kind.as_str(), &a.content, a.body.as_deref(), a.condition.as_ref(), slot, &a.subject),
+        commit_seq: seq,
+        action_id: intent.action_id.clone(),
+        source: intent.source.clone(),
+        extractor: intent.extractor.clone(),
+        tenant: intent.tenant.clone(),
+        generation: acct.generation,
+    }
+}
+
+fn purge(acct: &mut Account, intent: &Intent, seq: i64) -> Result<Vec<Row>, ModelResult> {
+    let whole = intent.ops.iter().any(|o| matches!(o, Op::Purge(p) if p.whole_account));
+    let generation = acct.generation + i64::from(whole);
+    let mut chosen: Vec<String> = Vec::new();
+    for op in &intent.ops {
+        let Op::Purge(p) = op else { continue };
+        if let Some(t) = &p.target {
+            if find(acct, t).is_none() {
+                return Err(result(Outcome::Rejected, "target_missing"));
+            }
+            chosen.push(t.clone());
+        }
+        if let Some(e) = &p.entity_id {
+            let mut ids: Vec<String> = acct
+                .rows
+                .iter()
+                .filter(|r| r.subject.entity_id.as_deref() == Some(e.as_str()))
+                .map(|r| r.memory_id.clone())
+                .collect();
+            ids.sort();
+            chosen.extend(ids);
+        }
+        if p.whole_account {
+            let mut ids: Vec<String> = acct.rows.iter().map(|r| r.memory_id.clone()).collect();
+            ids.sort();
+            chosen.extend(ids);
+        }
+    }
+    let mut out: Vec<Row> = Vec::new();
+    for id in chosen {
+        let row = find(acct, &id).expect("chosen from rows");
+        if row.status == Status::Tombstoned || out.iter().any(|r| r.memory_id == id) {
+            continue;
+        }
+        let mut row = row.clone();
+        row.status = Status::Tombstoned;
+        row.content.clear();
+        row.body = None;
+        row.condition = None;
+        row.tags.clear();
+        row.embedding = None;
+        for e in &mut row.evidence {
+            e.locator = Default::default();
+            e.quote = None;
+        }
+        row.content_hash = ids::content_hash(row.kind.as_str(), "", None, None, row.slot.as_deref(), &row.subject);
+        bump(&mut row, seq, generation);
+        out.push(row);
+    }
+    acct.generation = generation;
+    Ok(out)
+}
