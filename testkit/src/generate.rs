@@ -191,6 +191,14 @@ impl Generator {
         if self.pct(10) {
             op.valid_from = Some(self.time + self.rng.random_range(-86_400_000..2_592_000_000i64));
         }
+        if self.pct(10) {
+            let from = op.valid_from.unwrap_or(self.time);
+            op.valid_to = Some(from + self.rng.random_range(0..5_000_000i64));
+        }
+        if self.pct(5) {
+            let from = op.valid_from.unwrap_or(self.time);
+            op.expires_at = Some(from + self.rng.random_range(0..50_000_000i64));
+        }
         if self.pct(40) {
             let m = format!("m{}", self.n);
             let quote = if self.pct(50) { Some("the user said so") } else { None };

@@ -5,11 +5,14 @@
 //! - [`generate`]: seeded generators of realistic intent streams.
 //! - [`invalid`]: a catalogue of invalid intents, one mutation per validation code.
 //! - [`build`]: builders for intents and ops.
+//! - [`ledger`]: the real decide + state path over the in-memory store, for tests.
 
 pub mod build;
 pub mod generate;
 pub mod invalid;
+pub mod ledger;
 pub mod model;
 
 pub use generate::{GenConfig, Generator};
+pub use ledger::Ledger;
 pub use model::{Model, ModelResult};
