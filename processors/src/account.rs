@@ -21,7 +21,11 @@ pub struct Head {
 
 impl Default for Head {
     fn default() -> Self {
-        Self { seq: 0, hash: GENESIS_HASH.to_owned(), generation: 0 }
+        Self {
+            seq: 0,
+            hash: GENESIS_HASH.to_owned(),
+            generation: 0,
+        }
     }
 }
 

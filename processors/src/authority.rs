@@ -70,9 +70,20 @@ mod tests {
 
     #[test]
     fn adjustments_never_cross_a_reason_tier() {
-        let max = SOURCE_ADJUSTMENTS.iter().map(|(_, a)| *a).max().unwrap_or(0);
-        let min = SOURCE_ADJUSTMENTS.iter().map(|(_, a)| *a).min().unwrap_or(0);
-        assert!(max - min < 100, "spread {max}..{min} crosses the 100-point tiers");
+        let max = SOURCE_ADJUSTMENTS
+            .iter()
+            .map(|(_, a)| *a)
+            .max()
+            .unwrap_or(0);
+        let min = SOURCE_ADJUSTMENTS
+            .iter()
+            .map(|(_, a)| *a)
+            .min()
+            .unwrap_or(0);
+        assert!(
+            max - min < 100,
+            "spread {max}..{min} crosses the 100-point tiers"
+        );
     }
 
     #[test]

@@ -145,6 +145,9 @@ pub struct Reason {
 impl Reason {
     /// A reason with a message.
     pub fn new(code: Code, message: impl Into<String>) -> Self {
-        Self { code, message: message.into() }
+        Self {
+            code,
+            message: message.into(),
+        }
     }
 }

@@ -79,8 +79,18 @@ fn not_committed(
     outcome: Outcome,
     reason: Reason,
 ) -> Decision {
-    let r = receipt(&intent.action_id, &intent.account_id, state, meta, outcome, Some(reason));
-    Decision { receipt: r, commit: None }
+    let r = receipt(
+        &intent.action_id,
+        &intent.account_id,
+        state,
+        meta,
+        outcome,
+        Some(reason),
+    );
+    Decision {
+        receipt: r,
+        commit: None,
+    }
 }
 
 fn stale(memory_id: &str, row: Option<&Row>) -> StaleTarget {
@@ -102,13 +112,26 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
     let digest = ids::intent_digest(intent);
     if let Some(entry) = &state.action {
         if entry.digest == digest {
-            let mut r = receipt(&intent.action_id, &intent.account_id, state, meta, Outcome::Duplicate, None);
+            let mut r = receipt(
+                &intent.action_id,
+                &intent.account_id,
+                state,
+                meta,
+                Outcome::Duplicate,
+                None,
+            );
             r.commit_seq = Some(entry.commit_seq);
-            return Decision { receipt: r, commit: None };
+            return Decision {
+                receipt: r,
+                commit: None,
+            };
         }
         let reason = Reason::new(
             Code::ActionReused,
-            format!("action was committed as seq {} with another payload", entry.commit_seq),
+            format!(
+                "action was committed as seq {} with another payload",
+                entry.commit_seq
+            ),
         );
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
     }
@@ -124,8 +147,13 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
             let reason = Reason::new(Code::TargetMissing, format!("target {id} does not exist"));
             return not_committed(intent, state, meta, Outcome::Rejected, reason);
         };
-        let planned = intent.planned_against.targets.iter().find(|t| t.memory_id == id);
-        let unchanged = planned.is_some_and(|p| p.revision == row.revision && p.content_hash == row.content_hash);
+        let planned = intent
+            .planned_against
+            .targets
+            .iter()
+            .find(|t| t.memory_id == id);
+        let unchanged = planned
+            .is_some_and(|p| p.revision == row.revision && p.content_hash == row.content_hash);
         if row.status != Status::Active || !unchanged {
             stale_targets.push(stale(id, Some(row)));
         }
@@ -144,7 +172,10 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
     if head_moved && intent.planned_against.policy == HeadPolicy::Strict {
         let reason = Reason::new(
             Code::HeadMoved,
-            format!("planned against head {}, head is {}", intent.planned_against.head_seq, state.head.seq),
+            format!(
+                "planned against head {}, head is {}",
+                intent.planned_against.head_seq, state.head.seq
+            ),
         );
         return not_committed(intent, state, meta, Outcome::Replan, reason);
     }
@@ -154,19 +185,22 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
     }
     let targeted: BTreeSet<&str> = planned_targets(intent).collect();
     for (_, a) in asserted(intent) {
-        let Some(slot) = occupied_slot(a) else { continue };
+        let Some(slot) = occupied_slot(a) else {
+            continue;
+        };
         if let Some(occupant) = state.slots.get(slot)
-            && !targeted.contains(occupant.as_str()) {
-                let mut d = not_committed(
-                    intent,
-                    state,
-                    meta,
-                    Outcome::Replan,
-                    Reason::new(Code::SlotOccupied, format!("slot {slot} holds {occupant}")),
-                );
-                d.receipt.stale_targets = vec![stale(occupant, state.rows.get(occupant))];
-                return d;
-            }
+            && !targeted.contains(occupant.as_str())
+        {
+            let mut d = not_committed(
+                intent,
+                state,
+                meta,
+                Outcome::Replan,
+                Reason::new(Code::SlotOccupied, format!("slot {slot} holds {occupant}")),
+            );
+            d.receipt.stale_targets = vec![stale(occupant, state.rows.get(occupant))];
+            return d;
+        }
     }
     // Rule 5: authority.
     let authority = authority::authority(intent.write_reason, &intent.source.source_type);
@@ -180,7 +214,10 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
             if let Some(row) = state.rows.get(id).filter(|r| r.authority > authority) {
                 let reason = Reason::new(
                     Code::Authority,
-                    format!("{id} has authority {} above this write's {authority}", row.authority),
+                    format!(
+                        "{id} has authority {} above this write's {authority}",
+                        row.authority
+                    ),
                 );
                 return not_committed(intent, state, meta, Outcome::Rejected, reason);
             }
@@ -188,7 +225,15 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
     }
     // Rule 6: commit.
     match build_commit(state, intent, meta, authority) {
-        Ok(ops) => finish(state, intent, meta, digest, head_moved, state.head.generation, ops),
+        Ok(ops) => finish(
+            state,
+            intent,
+            meta,
+            digest,
+            head_moved,
+            state.head.generation,
+            ops,
+        ),
         Err(reason) => not_committed(intent, state, meta, Outcome::Rejected, reason),
     }
 }
@@ -199,7 +244,10 @@ fn amend_mismatch(state: &AccountState, intent: &Intent) -> Option<Reason> {
         let r = &a.replacement;
         for t in &a.targets {
             let row = state.rows.get(t)?;
-            if row.kind != r.kind || row.subject.scope != r.subject.scope || row.subject.entity_id != r.subject.entity_id {
+            if row.kind != r.kind
+                || row.subject.scope != r.subject.scope
+                || row.subject.entity_id != r.subject.entity_id
+            {
                 return Some(Reason::new(
                     Code::AmendMismatch,
                     format!("amend of {t} changes kind, subject scope or entity"),
@@ -229,10 +277,23 @@ impl Stamp<'_> {
         let intent = self.intent;
         let slot = a.slot.as_deref().and_then(slots::canonical);
         let valid_from = a.valid_from.unwrap_or(self.meta.timestamp);
-        let memory_id =
-            ids::memory_id(&intent.account_id, &intent.action_id, index, a, slot, valid_from, supersedes);
-        let content_hash =
-            ids::content_hash(a.kind.as_str(), &a.content, a.body.as_deref(), a.condition.as_ref(), slot, &a.subject);
+        let memory_id = ids::memory_id(
+            &intent.account_id,
+            &intent.action_id,
+            index,
+            a,
+            slot,
+            valid_from,
+            supersedes,
+        );
+        let content_hash = ids::content_hash(
+            a.kind.as_str(),
+            &a.content,
+            a.body.as_deref(),
+            a.condition.as_ref(),
+            slot,
+            &a.subject,
+        );
         Row {
             memory_id,
             kind: a.kind,
@@ -287,31 +348,44 @@ fn build_commit(
     meta: &RecordMeta,
     authority: i32,
 ) -> Result<Vec<CommitOp>, Reason> {
-    let stamp = Stamp { intent, meta, seq: state.head.seq + 1, generation: state.head.generation };
-    let target = |id: &str| -> Result<Row, Reason> {
-        state
-            .rows
-            .get(id)
-            .cloned()
-            .ok_or_else(|| Reason::new(Code::TargetMissing, format!("target {id} does not exist")))
+    let stamp = Stamp {
+        intent,
+        meta,
+        seq: state.head.seq + 1,
+        generation: state.head.generation,
     };
+    let target =
+        |id: &str| -> Result<Row, Reason> {
+            state.rows.get(id).cloned().ok_or_else(|| {
+                Reason::new(Code::TargetMissing, format!("target {id} does not exist"))
+            })
+        };
     let mut ops = Vec::with_capacity(intent.ops.len() + 1);
     for (index, op) in intent.ops.iter().enumerate() {
         match op {
             Op::Assert(a) => {
-                ops.push(CommitOp { change: Change::Created, row: stamp.created(index, a, authority, &[]) });
+                ops.push(CommitOp {
+                    change: Change::Created,
+                    row: stamp.created(index, a, authority, &[]),
+                });
             }
             Op::Amend(a) => {
                 let new = stamp.created(index, &a.replacement, authority, &a.targets);
                 let (new_id, new_from) = (new.memory_id.clone(), new.valid_from);
-                ops.push(CommitOp { change: Change::Created, row: new });
+                ops.push(CommitOp {
+                    change: Change::Created,
+                    row: new,
+                });
                 for id in &a.targets {
                     let mut row = target(id)?;
                     row.status = Status::Superseded;
                     row.superseded_by = Some(new_id.clone());
                     row.valid_to = closing_valid_to(&row, new_from);
                     stamp.touch(&mut row);
-                    ops.push(CommitOp { change: Change::Superseded, row });
+                    ops.push(CommitOp {
+                        change: Change::Superseded,
+                        row,
+                    });
                 }
             }
             Op::Close(c) => {
@@ -320,17 +394,25 @@ fn build_commit(
                 row.valid_to = closing_valid_to(&row, c.valid_to.unwrap_or(meta.timestamp));
                 row.closed_reason = Some(c.reason.clone());
                 stamp.touch(&mut row);
-                ops.push(CommitOp { change: Change::Closed, row });
+                ops.push(CommitOp {
+                    change: Change::Closed,
+                    row,
+                });
             }
             Op::AttachEvidence(e) => {
                 let mut row = target(&e.target)?;
                 row.evidence.extend(e.evidence.iter().cloned());
                 validate::evidence(&row.evidence)?;
                 stamp.touch(&mut row);
-                ops.push(CommitOp { change: Change::EvidenceAttached, row });
+                ops.push(CommitOp {
+                    change: Change::EvidenceAttached,
+                    row,
+                });
             }
             // Validation keeps purges out of mixed intents; reject rather than panic if one slips.
-            Op::Purge(_) => return Err(Reason::new(Code::PurgeMixed, "purge mixed with other ops")),
+            Op::Purge(_) => {
+                return Err(Reason::new(Code::PurgeMixed, "purge mixed with other ops"));
+            }
         }
     }
     Ok(ops)
@@ -356,15 +438,35 @@ pub fn tombstone(mut row: Row) -> Row {
             checksum: e.checksum,
         })
         .collect();
-    row.content_hash =
-        ids::content_hash(row.kind.as_str(), "", None, None, row.slot.as_deref(), &row.subject);
+    row.content_hash = ids::content_hash(
+        row.kind.as_str(),
+        "",
+        None,
+        None,
+        row.slot.as_deref(),
+        &row.subject,
+    );
     row
 }
 
-fn purge(state: &AccountState, intent: &Intent, meta: &RecordMeta, digest: String, head_moved: bool) -> Decision {
-    let whole = intent.ops.iter().any(|op| matches!(op, Op::Purge(p) if p.whole_account));
+fn purge(
+    state: &AccountState,
+    intent: &Intent,
+    meta: &RecordMeta,
+    digest: String,
+    head_moved: bool,
+) -> Decision {
+    let whole = intent
+        .ops
+        .iter()
+        .any(|op| matches!(op, Op::Purge(p) if p.whole_account));
     let generation = state.head.generation + i64::from(whole);
-    let stamp = Stamp { intent, meta, seq: state.head.seq + 1, generation };
+    let stamp = Stamp {
+        intent,
+        meta,
+        seq: state.head.seq + 1,
+        generation,
+    };
     let mut selected: Vec<&str> = Vec::new();
     for op in &intent.ops {
         let Op::Purge(p) = op else { continue };
@@ -376,7 +478,11 @@ fn purge(state: &AccountState, intent: &Intent, meta: &RecordMeta, digest: Strin
             selected.push(t);
         }
         if let Some(e) = &p.entity_id {
-            let mut ids: Vec<&str> = state.entities.get(e).map(|v| v.iter().map(String::as_str).collect()).unwrap_or_default();
+            let mut ids: Vec<&str> = state
+                .entities
+                .get(e)
+                .map(|v| v.iter().map(String::as_str).collect())
+                .unwrap_or_default();
             ids.sort_unstable();
             selected.extend(ids);
         }
@@ -387,13 +493,18 @@ fn purge(state: &AccountState, intent: &Intent, meta: &RecordMeta, digest: Strin
     let mut seen = BTreeSet::new();
     let mut ops = Vec::new();
     for id in selected {
-        let Some(row) = state.rows.get(id) else { continue };
+        let Some(row) = state.rows.get(id) else {
+            continue;
+        };
         if row.status == Status::Tombstoned || !seen.insert(id) {
             continue;
         }
         let mut row = tombstone(row.clone());
         stamp.touch(&mut row);
-        ops.push(CommitOp { change: Change::Tombstoned, row });
+        ops.push(CommitOp {
+            change: Change::Tombstoned,
+            row,
+        });
     }
     finish(state, intent, meta, digest, head_moved, generation, ops)
 }
@@ -422,7 +533,14 @@ fn finish(
         ops,
     };
     commit.head_hash = ids::head_hash(&mut commit);
-    let mut r = receipt(&intent.action_id, &intent.account_id, state, meta, Outcome::Committed, None);
+    let mut r = receipt(
+        &intent.action_id,
+        &intent.account_id,
+        state,
+        meta,
+        Outcome::Committed,
+        None,
+    );
     r.commit_seq = Some(commit.commit_seq);
     r.rebased = rebased;
     r.head_seq = commit.commit_seq;
@@ -433,5 +551,8 @@ fn finish(
         .filter(|o| o.change == Change::Created)
         .map(|o| o.row.memory_id.clone())
         .collect();
-    Decision { receipt: r, commit: Some(commit) }
+    Decision {
+        receipt: r,
+        commit: Some(commit),
+    }
 }

@@ -139,7 +139,9 @@ pub fn parse_ulid(s: &str) -> Option<u128> {
     }
     let mut v: u128 = 0;
     for (i, c) in s.bytes().enumerate() {
-        let d = CROCKFORD.iter().position(|x| *x == c.to_ascii_uppercase())? as u128;
+        let d = CROCKFORD
+            .iter()
+            .position(|x| *x == c.to_ascii_uppercase())? as u128;
         if i == 0 && d > 7 {
             return None;
         }
@@ -152,7 +154,14 @@ pub fn parse_ulid(s: &str) -> Option<u128> {
 pub fn memory_uuid(memory_id: &str) -> Option<String> {
     let v = parse_ulid(memory_id.strip_prefix("mem_")?)?;
     let h = format!("{v:032x}");
-    Some(format!("{}-{}-{}-{}-{}", &h[..8], &h[8..12], &h[12..16], &h[16..20], &h[20..]))
+    Some(format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    ))
 }
 
 /// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
@@ -203,7 +212,10 @@ mod tests {
         assert_eq!(v & ((1u128 << 80) - 1), (1u128 << 80) - 1);
         // Known vector: time 0, random 0.
         assert_eq!(ulid(0, [0; 10]), "00000000000000000000000000");
-        assert_eq!(ulid(0xFFFF_FFFF_FFFF, [0xff; 10]), "7ZZZZZZZZZZZZZZZZZZZZZZZZZ");
+        assert_eq!(
+            ulid(0xFFFF_FFFF_FFFF, [0xff; 10]),
+            "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
+        );
     }
 
     #[test]

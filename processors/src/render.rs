@@ -80,8 +80,16 @@ pub fn is_playbook(row: &Row, as_of: i64) -> bool {
 /// memory id, fitted into 800 chars.
 pub fn playbook_index<'a, I: IntoIterator<Item = &'a Row>>(rows: I, as_of: i64) -> String {
     let mut rows: Vec<&Row> = rows.into_iter().filter(|r| is_playbook(r, as_of)).collect();
-    rows.sort_by(|a, b| b.curation_weight.cmp(&a.curation_weight).then_with(|| a.memory_id.cmp(&b.memory_id)));
-    fit_lines(rows.into_iter().map(|r| format!("{}: {}", r.memory_id, r.content)), PLAYBOOK_INDEX_CHARS_MAX)
+    rows.sort_by(|a, b| {
+        b.curation_weight
+            .cmp(&a.curation_weight)
+            .then_with(|| a.memory_id.cmp(&b.memory_id))
+    });
+    fit_lines(
+        rows.into_iter()
+            .map(|r| format!("{}: {}", r.memory_id, r.content)),
+        PLAYBOOK_INDEX_CHARS_MAX,
+    )
 }
 
 /// The watchlist: active triggers current at `as_of`, by memory id.
@@ -107,7 +115,12 @@ pub fn view<'a, I>(account_id: &str, generation: i64, commit_seq: i64, as_of: i6
 where
     I: IntoIterator<Item = &'a Row> + Clone,
 {
-    let count = |kind: Kind| rows.clone().into_iter().filter(|r| r.kind == kind && r.is_current(as_of)).count() as i64;
+    let count = |kind: Kind| {
+        rows.clone()
+            .into_iter()
+            .filter(|r| r.kind == kind && r.is_current(as_of))
+            .count() as i64
+    };
     View {
         account_id: account_id.to_owned(),
         generation,

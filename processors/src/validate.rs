@@ -69,13 +69,21 @@ fn account(intent: &Intent) -> Check {
     let parts: Vec<&str> = intent.account_id.split('/').collect();
     let well_formed = parts.len() == 3
         && OwnerKind::parse(parts[1]).is_some()
-        && parts.iter().all(|p| !p.is_empty() && p.chars().all(ident_char));
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.chars().all(ident_char));
     if !well_formed {
-        return fail(Code::BadAccountId, "account_id must be {tenant_id}/{owner_kind}/{owner_id}");
+        return fail(
+            Code::BadAccountId,
+            "account_id must be {tenant_id}/{owner_kind}/{owner_id}",
+        );
     }
     tenant(&intent.tenant)?;
     if intent.account_id != intent.tenant.account_id() {
-        return fail(Code::AccountMismatch, "account_id does not match the tenant block");
+        return fail(
+            Code::AccountMismatch,
+            "account_id does not match the tenant block",
+        );
     }
     Ok(())
 }
@@ -84,7 +92,10 @@ fn timestamp(field: &str, v: i64) -> Check {
     if (0..TIMESTAMP_MS_END).contains(&v) {
         Ok(())
     } else {
-        fail(Code::BadTimestamp, format!("{field} must be in [0, 2^48) ms"))
+        fail(
+            Code::BadTimestamp,
+            format!("{field} must be in [0, 2^48) ms"),
+        )
     }
 }
 
@@ -93,16 +104,20 @@ fn list(field: &str, items: &[String], max: usize) -> Check {
         return fail(Code::BadList, format!("{field}: at most {max} entries"));
     }
     if items.iter().any(|s| !bounded(s, 1, SHORT_CHARS_MAX)) {
-        return fail(Code::BadList, format!("{field}: entries must be 1..={SHORT_CHARS_MAX} chars"));
+        return fail(
+            Code::BadList,
+            format!("{field}: entries must be 1..={SHORT_CHARS_MAX} chars"),
+        );
     }
     Ok(())
 }
 
 fn short(field: &str, v: Option<&str>) -> Check {
     match v {
-        Some(s) if !bounded(s, 1, SHORT_CHARS_MAX) => {
-            fail(Code::FieldTooLong, format!("{field} must be 1..={SHORT_CHARS_MAX} chars"))
-        }
+        Some(s) if !bounded(s, 1, SHORT_CHARS_MAX) => fail(
+            Code::FieldTooLong,
+            format!("{field} must be 1..={SHORT_CHARS_MAX} chars"),
+        ),
         _ => Ok(()),
     }
 }
@@ -110,16 +125,27 @@ fn short(field: &str, v: Option<&str>) -> Check {
 /// Checks evidence items and the quote budget; returns (quotes, quote chars) for accumulation.
 pub fn evidence(items: &[Evidence]) -> Result<(usize, usize), Reason> {
     if items.len() > EVIDENCE_MAX {
-        return Err(Reason::new(Code::EvidenceLimit, format!("at most {EVIDENCE_MAX} evidence items")));
+        return Err(Reason::new(
+            Code::EvidenceLimit,
+            format!("at most {EVIDENCE_MAX} evidence items"),
+        ));
     }
     let (mut quotes, mut quote_chars) = (0usize, 0usize);
     for e in items {
         let ok = bounded(&e.source_type, 1, SHORT_CHARS_MAX)
             && bounded(&e.source_id, 1, SHORT_CHARS_MAX)
             && bounded(&e.source_version, 0, SHORT_CHARS_MAX)
-            && e.checksum.as_deref().is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX))
-            && e.locator.heading.as_deref().is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX))
-            && e.locator.message_id.as_deref().is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX));
+            && e.checksum
+                .as_deref()
+                .is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX))
+            && e.locator
+                .heading
+                .as_deref()
+                .is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX))
+            && e.locator
+                .message_id
+                .as_deref()
+                .is_none_or(|c| bounded(c, 1, SHORT_CHARS_MAX));
         if !ok {
             return Err(Reason::new(
                 Code::EvidenceLimit,
@@ -151,15 +177,24 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
         return fail(Code::ContentEmpty, "content is empty");
     }
     if !bounded(&op.content, 1, CONTENT_CHARS_MAX) {
-        return fail(Code::ContentTooLong, format!("content over {CONTENT_CHARS_MAX} chars"));
+        return fail(
+            Code::ContentTooLong,
+            format!("content over {CONTENT_CHARS_MAX} chars"),
+        );
     }
     if op.content.chars().any(char::is_control) {
-        return fail(Code::ContentMultiline, "content must be one line without control characters");
+        return fail(
+            Code::ContentMultiline,
+            "content must be one line without control characters",
+        );
     }
     match (op.kind, &op.body) {
         (Kind::Document, None) => return fail(Code::BodyMissing, "a document needs a body"),
         (Kind::Document, Some(b)) if !bounded(b, 1, BODY_CHARS_MAX) => {
-            return fail(Code::BodyTooLong, format!("body must be 1..={BODY_CHARS_MAX} chars"));
+            return fail(
+                Code::BodyTooLong,
+                format!("body must be 1..={BODY_CHARS_MAX} chars"),
+            );
         }
         (Kind::Fact | Kind::Trigger, Some(_)) => {
             return fail(Code::BodyNotAllowed, "only documents have a body");
@@ -167,19 +202,29 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
         _ => {}
     }
     if op.kind == Kind::Document && reason != WriteReason::RecurringWorkflow {
-        return fail(Code::DocumentReason, "documents are written for recurring_workflow");
+        return fail(
+            Code::DocumentReason,
+            "documents are written for recurring_workflow",
+        );
     }
     if op.kind == Kind::Trigger && reason != WriteReason::StandingTrigger {
-        return fail(Code::TriggerReason, "triggers are written for standing_trigger");
+        return fail(
+            Code::TriggerReason,
+            "triggers are written for standing_trigger",
+        );
     }
     match (op.kind, &op.condition) {
-        (Kind::Trigger, None) => return fail(Code::ConditionMissing, "a trigger needs a condition"),
+        (Kind::Trigger, None) => {
+            return fail(Code::ConditionMissing, "a trigger needs a condition");
+        }
         (Kind::Trigger, Some(c)) => {
             let size: usize = c.iter().map(|(k, v)| chars(k) + chars(v)).sum();
             if c.len() > CONDITION_KEYS_MAX || size > CONDITION_CHARS_MAX || c.is_empty() {
                 return fail(
                     Code::ConditionTooLarge,
-                    format!("condition needs 1..={CONDITION_KEYS_MAX} keys, ≤{CONDITION_CHARS_MAX} chars"),
+                    format!(
+                        "condition needs 1..={CONDITION_KEYS_MAX} keys, ≤{CONDITION_CHARS_MAX} chars"
+                    ),
                 );
             }
         }
@@ -191,7 +236,10 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
             return fail(Code::SlotNotAllowed, "only facts have a slot");
         }
         if slots::canonical(slot).is_none() {
-            return fail(Code::UnknownSlot, format!("slot {slot:?} is not registered"));
+            return fail(
+                Code::UnknownSlot,
+                format!("slot {slot:?} is not registered"),
+            );
         }
     }
     if op.subject.scope == SubjectScope::ThirdParty && op.subject.entity_id.is_none() {
@@ -213,16 +261,24 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
         }
     }
     if let Some(c) = op.confidence
-        && !(0.0..=1.0).contains(&c) {
-            return fail(Code::BadConfidence, "confidence must be in [0, 1]");
-        }
+        && !(0.0..=1.0).contains(&c)
+    {
+        return fail(Code::BadConfidence, "confidence must be in [0, 1]");
+    }
     if !(CURATION_WEIGHT_MIN..=CURATION_WEIGHT_MAX).contains(&op.curation_weight) {
-        return fail(Code::BadCurationWeight, "curation_weight must be in -100..=100");
+        return fail(
+            Code::BadCurationWeight,
+            "curation_weight must be in -100..=100",
+        );
     }
     list("tags", &op.tags, TAGS_MAX)?;
     list("sensitivity.labels", &op.sensitivity.labels, TAGS_MAX)?;
     list("acl.read_team_ids", &op.acl.read_team_ids, ACL_ENTRIES_MAX)?;
-    list("acl.read_agent_ids", &op.acl.read_agent_ids, ACL_ENTRIES_MAX)?;
+    list(
+        "acl.read_agent_ids",
+        &op.acl.read_agent_ids,
+        ACL_ENTRIES_MAX,
+    )?;
     list("acl.read_role_ids", &op.acl.read_role_ids, ACL_ENTRIES_MAX)?;
     short("lang", op.lang.as_deref())?;
     evidence(&op.evidence)?;
@@ -231,7 +287,10 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
             && (1..=EMBEDDING_DIM_MAX).contains(&e.vector.len())
             && e.vector.iter().all(|x| x.is_finite());
         if !ok {
-            return fail(Code::BadEmbedding, "embedding needs a model and 1..=4096 finite values");
+            return fail(
+                Code::BadEmbedding,
+                "embedding needs a model and 1..=4096 finite values",
+            );
         }
     }
     Ok(())
@@ -242,30 +301,40 @@ fn reason_text(r: &str, required: bool) -> Check {
     if bounded(r, min, REASON_CHARS_MAX) {
         Ok(())
     } else {
-        fail(Code::BadReason, format!("reason must be {min}..={REASON_CHARS_MAX} chars"))
+        fail(
+            Code::BadReason,
+            format!("reason must be {min}..={REASON_CHARS_MAX} chars"),
+        )
     }
 }
 
 /// Every row targeted by an op that must be planned (amend, close, attach_evidence), in op
 /// order, with duplicates.
 pub fn planned_targets(intent: &Intent) -> impl Iterator<Item = &str> {
-    intent.ops.iter().flat_map(|op| -> Box<dyn Iterator<Item = &str> + '_> {
-        match op {
-            Op::Amend(a) => Box::new(a.targets.iter().map(String::as_str)),
-            Op::Close(c) => Box::new(std::iter::once(c.target.as_str())),
-            Op::AttachEvidence(e) => Box::new(std::iter::once(e.target.as_str())),
-            Op::Assert(_) | Op::Purge(_) => Box::new(std::iter::empty()),
-        }
-    })
+    intent
+        .ops
+        .iter()
+        .flat_map(|op| -> Box<dyn Iterator<Item = &str> + '_> {
+            match op {
+                Op::Amend(a) => Box::new(a.targets.iter().map(String::as_str)),
+                Op::Close(c) => Box::new(std::iter::once(c.target.as_str())),
+                Op::AttachEvidence(e) => Box::new(std::iter::once(e.target.as_str())),
+                Op::Assert(_) | Op::Purge(_) => Box::new(std::iter::empty()),
+            }
+        })
 }
 
 /// The asserted rows of an intent (asserts and amend replacements) with their op index.
 pub fn asserted(intent: &Intent) -> impl Iterator<Item = (usize, &AssertOp)> {
-    intent.ops.iter().enumerate().filter_map(|(i, op)| match op {
-        Op::Assert(a) => Some((i, a)),
-        Op::Amend(a) => Some((i, &a.replacement)),
-        _ => None,
-    })
+    intent
+        .ops
+        .iter()
+        .enumerate()
+        .filter_map(|(i, op)| match op {
+            Op::Assert(a) => Some((i, a)),
+            Op::Amend(a) => Some((i, &a.replacement)),
+            _ => None,
+        })
 }
 
 /// The canonical primary-user slot an assert occupies, if any.
@@ -279,26 +348,40 @@ pub fn occupied_slot(op: &AssertOp) -> Option<&'static str> {
 /// Rule 1. `record_time` is the Kafka record timestamp (ms).
 pub fn validate(intent: &Intent, record_time: i64) -> Check {
     if !(0..TIMESTAMP_MS_END).contains(&record_time) {
-        return fail(Code::BadRecordTime, "record timestamp must be in [0, 2^48) ms");
+        return fail(
+            Code::BadRecordTime,
+            "record timestamp must be in [0, 2^48) ms",
+        );
     }
     if !bounded(&intent.action_id, 1, ACTION_ID_CHARS_MAX)
         || intent.action_id.chars().any(char::is_control)
     {
-        return fail(Code::BadActionId, "action_id must be 1..=256 chars without control characters");
+        return fail(
+            Code::BadActionId,
+            "action_id must be 1..=256 chars without control characters",
+        );
     }
     account(intent)?;
     let s = &intent.source;
     if !bounded(&s.source_id, 1, SOURCE_ID_CHARS_MAX)
         || !bounded(&s.source_type, 1, SOURCE_TYPE_CHARS_MAX)
         || !bounded(&s.source_version, 0, SOURCE_VERSION_CHARS_MAX)
-        || s.author_id.as_deref().is_some_and(|a| !bounded(a, 1, SHORT_CHARS_MAX))
+        || s.author_id
+            .as_deref()
+            .is_some_and(|a| !bounded(a, 1, SHORT_CHARS_MAX))
     {
-        return fail(Code::BadSource, "source_id 1..=256, source_type 1..=64, source_version ..=64");
+        return fail(
+            Code::BadSource,
+            "source_id 1..=256, source_type 1..=64, source_version ..=64",
+        );
     }
     if !bounded(&intent.extractor.name, 1, EXTRACTOR_CHARS_MAX)
         || !bounded(&intent.extractor.version, 1, EXTRACTOR_CHARS_MAX)
     {
-        return fail(Code::BadExtractor, "extractor name and version must be 1..=64 chars");
+        return fail(
+            Code::BadExtractor,
+            "extractor name and version must be 1..=64 chars",
+        );
     }
     if intent.ops.is_empty() {
         return fail(Code::NoOps, "an intent needs at least one op");
@@ -311,21 +394,35 @@ pub fn validate(intent: &Intent, record_time: i64) -> Check {
         return fail(Code::BadHeadSeq, "planned_against.head_seq is negative");
     }
     if pa.targets.len() > TARGETS_MAX
-        || pa.targets.iter().any(|t| !bounded(&t.memory_id, 1, SHORT_CHARS_MAX))
+        || pa
+            .targets
+            .iter()
+            .any(|t| !bounded(&t.memory_id, 1, SHORT_CHARS_MAX))
     {
-        return fail(Code::BadTargets, format!("at most {TARGETS_MAX} planned targets"));
+        return fail(
+            Code::BadTargets,
+            format!("at most {TARGETS_MAX} planned targets"),
+        );
     }
-    let purges = intent.ops.iter().filter(|o| matches!(o, Op::Purge(_))).count();
+    let purges = intent
+        .ops
+        .iter()
+        .filter(|o| matches!(o, Op::Purge(_)))
+        .count();
     if purges > 0 && purges < intent.ops.len() {
         return fail(Code::PurgeMixed, "purge ops cannot be mixed with other ops");
     }
     for (i, op) in intent.ops.iter().enumerate() {
-        op_shape(intent, op, record_time).map_err(|r| Reason::new(r.code, format!("ops[{i}]: {}", r.message)))?;
+        op_shape(intent, op, record_time)
+            .map_err(|r| Reason::new(r.code, format!("ops[{i}]: {}", r.message)))?;
     }
     let mut seen = BTreeSet::new();
     for t in planned_targets(intent) {
         if !pa.targets.iter().any(|p| p.memory_id == t) {
-            return fail(Code::TargetUnplanned, format!("target {t} is not in planned_against.targets"));
+            return fail(
+                Code::TargetUnplanned,
+                format!("target {t} is not in planned_against.targets"),
+            );
         }
         if !seen.insert(t) {
             return fail(Code::DuplicateTarget, format!("target {t} appears twice"));
@@ -334,9 +431,10 @@ pub fn validate(intent: &Intent, record_time: i64) -> Check {
     let mut slots_seen = BTreeSet::new();
     for (_, a) in asserted(intent) {
         if let Some(slot) = occupied_slot(a)
-            && !slots_seen.insert(slot) {
-                return fail(Code::SlotConflict, format!("two ops assert slot {slot}"));
-            }
+            && !slots_seen.insert(slot)
+        {
+            return fail(Code::SlotConflict, format!("two ops assert slot {slot}"));
+        }
     }
     Ok(())
 }
@@ -347,7 +445,10 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64) -> Check {
         Op::Assert(a) => assert_op(a, reason, record_time),
         Op::Amend(a) => {
             if a.targets.is_empty() || a.targets.len() > TARGETS_MAX {
-                return fail(Code::BadTargets, format!("amend needs 1..={TARGETS_MAX} targets"));
+                return fail(
+                    Code::BadTargets,
+                    format!("amend needs 1..={TARGETS_MAX} targets"),
+                );
             }
             assert_op(&a.replacement, reason, record_time)
         }
@@ -364,10 +465,14 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64) -> Check {
             evidence(&e.evidence).map(|_| ())
         }
         Op::Purge(p) => {
-            let selectors =
-                usize::from(p.target.is_some()) + usize::from(p.entity_id.is_some()) + usize::from(p.whole_account);
+            let selectors = usize::from(p.target.is_some())
+                + usize::from(p.entity_id.is_some())
+                + usize::from(p.whole_account);
             if selectors != 1 {
-                return fail(Code::BadPurge, "purge sets exactly one of target, entity_id, whole_account");
+                return fail(
+                    Code::BadPurge,
+                    "purge sets exactly one of target, entity_id, whole_account",
+                );
             }
             short("target", p.target.as_deref())?;
             short("entity_id", p.entity_id.as_deref())?;

@@ -17,15 +17,27 @@ pub const ACCOUNT_ROWS_MAX: usize = 1_000_000;
 /// Rows one entity may hold for an entity purge.
 pub const ENTITY_ROWS_MAX: usize = 100_000;
 
-fn row<R: StateRead + ?Sized>(r: &R, p: i32, acct: &str, id: &str) -> Result<Option<Row>, StateError> {
-    let Some(v) = r.get(Cf::Rows, &keys::child(p, acct, id.as_bytes())?)? else { return Ok(None) };
+fn row<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    acct: &str,
+    id: &str,
+) -> Result<Option<Row>, StateError> {
+    let Some(v) = r.get(Cf::Rows, &keys::child(p, acct, id.as_bytes())?)? else {
+        return Ok(None);
+    };
     let mut reader = Reader::new(&v);
-    let row = Row::decode(&mut reader).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
+    let row =
+        Row::decode(&mut reader).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
     Ok(Some(row))
 }
 
 /// Loads the account state `decide` reads for `intent` on partition `p`.
-pub fn load<R: StateRead + ?Sized>(r: &R, p: i32, intent: &Intent) -> Result<AccountState, StateError> {
+pub fn load<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    intent: &Intent,
+) -> Result<AccountState, StateError> {
     let acct = intent.account_id.as_str();
     let mut s = AccountState::default();
     // An over-long account id or action id cannot be in state; validation rejects it.
@@ -36,7 +48,10 @@ pub fn load<R: StateRead + ?Sized>(r: &R, p: i32, intent: &Intent) -> Result<Acc
     if s.head.seq == 0 {
         return Ok(s);
     }
-    if let Some(v) = r.get(Cf::Actions, &keys::child(p, acct, intent.action_id.as_bytes())?)? {
+    if let Some(v) = r.get(
+        Cf::Actions,
+        &keys::child(p, acct, intent.action_id.as_bytes())?,
+    )? {
         s.action = Some(keys::parse_action(&v)?);
     }
     let n = needs(intent);
@@ -70,9 +85,11 @@ pub fn load<R: StateRead + ?Sized>(r: &R, p: i32, intent: &Intent) -> Result<Acc
     if n.all_rows {
         let prefix = keys::account(p, acct)?;
         for (k, v) in r.scan(Cf::Rows, &prefix, ACCOUNT_ROWS_MAX)? {
-            let id = String::from_utf8(k[prefix.len()..].to_vec()).map_err(|_| StateError::Corrupt("row key".into()))?;
+            let id = String::from_utf8(k[prefix.len()..].to_vec())
+                .map_err(|_| StateError::Corrupt("row key".into()))?;
             let mut reader = Reader::new(&v);
-            let row = Row::decode(&mut reader).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
+            let row = Row::decode(&mut reader)
+                .map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
             s.rows.insert(id, row);
         }
     }
@@ -88,7 +105,9 @@ pub struct Applier<'a, S: StateRead + ?Sized> {
 impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
     /// A batch over `base`.
     pub fn new(base: &'a S) -> Self {
-        Self { overlay: Overlay::new(base) }
+        Self {
+            overlay: Overlay::new(base),
+        }
     }
 
     /// Decides one intent; a commit is folded into the batch so later intents see it.
@@ -111,7 +130,9 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
 
     /// Records a partition position in the batch.
     pub fn set_position(&mut self, p: i32, name: &str, value: i64) {
-        self.overlay.pending_mut().put(Cf::Meta, keys::meta(p, name), value.to_be_bytes().to_vec());
+        self.overlay
+            .pending_mut()
+            .put(Cf::Meta, keys::meta(p, name), value.to_be_bytes().to_vec());
     }
 
     /// The overlay (reads see the batch).

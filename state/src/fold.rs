@@ -37,7 +37,11 @@ fn slot_of(row: &kledger_schemas::Row) -> Option<&str> {
 /// A commit already folded (same seq and head hash) is a no-op; the same seq with another hash,
 /// or a `prev_hash` that does not continue the head, is a fork; a seq past head + 1 is a gap.
 /// Forks and gaps are errors: the caller stops rather than apply them.
-pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i32) -> Result<Folded, StateError> {
+pub fn fold<S: StateRead + ?Sized>(
+    o: &mut Overlay<'_, S>,
+    commit: &Commit,
+    p: i32,
+) -> Result<Folded, StateError> {
     let acct = commit.account_id.as_str();
     let head = head(o, p, acct)?;
     if commit.commit_seq <= head.seq {
@@ -51,11 +55,18 @@ pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i
                 have: h,
                 got: commit.head_hash.clone(),
             }),
-            None => Err(StateError::Corrupt(format!("{acct}: no chain entry for seq {}", commit.commit_seq))),
+            None => Err(StateError::Corrupt(format!(
+                "{acct}: no chain entry for seq {}",
+                commit.commit_seq
+            ))),
         };
     }
     if commit.commit_seq != head.seq + 1 {
-        return Err(StateError::Gap { account: acct.to_owned(), head: head.seq, seq: commit.commit_seq });
+        return Err(StateError::Gap {
+            account: acct.to_owned(),
+            head: head.seq,
+            seq: commit.commit_seq,
+        });
     }
     if commit.prev_hash != head.hash {
         return Err(StateError::Fork {
@@ -65,17 +76,40 @@ pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i
             got: format!("prev_hash {}", commit.prev_hash),
         });
     }
-    let new_head = Head { seq: commit.commit_seq, hash: commit.head_hash.clone(), generation: commit.generation };
-    let action = ActionEntry { digest: commit.intent_digest.clone(), commit_seq: commit.commit_seq };
+    let new_head = Head {
+        seq: commit.commit_seq,
+        hash: commit.head_hash.clone(),
+        generation: commit.generation,
+    };
+    let action = ActionEntry {
+        digest: commit.intent_digest.clone(),
+        commit_seq: commit.commit_seq,
+    };
     let mut writes = Vec::with_capacity(4 + 3 * commit.ops.len());
-    writes.push((Cf::Heads, keys::account(p, acct)?, Some(keys::head_value(&new_head)?)));
-    writes.push((Cf::Chain, keys::chain(p, acct, commit.commit_seq)?, Some(keys::chain_value(&commit.head_hash)?)));
-    writes.push((Cf::Actions, keys::child(p, acct, commit.action_id.as_bytes())?, Some(keys::action_value(&action)?)));
+    writes.push((
+        Cf::Heads,
+        keys::account(p, acct)?,
+        Some(keys::head_value(&new_head)?),
+    ));
+    writes.push((
+        Cf::Chain,
+        keys::chain(p, acct, commit.commit_seq)?,
+        Some(keys::chain_value(&commit.head_hash)?),
+    ));
+    writes.push((
+        Cf::Actions,
+        keys::child(p, acct, commit.action_id.as_bytes())?,
+        Some(keys::action_value(&action)?),
+    ));
     for op in &commit.ops {
         let row = &op.row;
         let mut v = Vec::with_capacity(512);
         row.encode(&mut v);
-        writes.push((Cf::Rows, keys::child(p, acct, row.memory_id.as_bytes())?, Some(v)));
+        writes.push((
+            Cf::Rows,
+            keys::child(p, acct, row.memory_id.as_bytes())?,
+            Some(v),
+        ));
         if let Some(e) = &row.subject.entity_id {
             let mut k = keys::subject_prefix(p, acct, e)?;
             k.extend_from_slice(row.memory_id.as_bytes());
@@ -83,7 +117,11 @@ pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i
         }
     }
     // Slots: vacate first, then occupy, so a replacement in the same commit keeps its slot.
-    for op in commit.ops.iter().filter(|op| op.row.status != Status::Active) {
+    for op in commit
+        .ops
+        .iter()
+        .filter(|op| op.row.status != Status::Active)
+    {
         if let Some(slot) = slot_of(&op.row) {
             let k = keys::child(p, acct, slot.as_bytes())?;
             if o.get(Cf::Slots, &k)?.as_deref() == Some(op.row.memory_id.as_bytes()) {
@@ -91,7 +129,11 @@ pub fn fold<S: StateRead + ?Sized>(o: &mut Overlay<'_, S>, commit: &Commit, p: i
             }
         }
     }
-    for op in commit.ops.iter().filter(|op| op.row.status == Status::Active) {
+    for op in commit
+        .ops
+        .iter()
+        .filter(|op| op.row.status == Status::Active)
+    {
         if let Some(slot) = slot_of(&op.row) {
             let k = keys::child(p, acct, slot.as_bytes())?;
             writes.push((Cf::Slots, k, Some(op.row.memory_id.as_bytes().to_vec())));
@@ -130,15 +172,28 @@ pub fn restore_record<S: StateRead + ?Sized>(
             account: commit.account_id.clone(),
             seq: commit.commit_seq,
             have: format!("computed {computed}"),
-            got: format!("recorded {} (outbox partition {p} offset {offset})", commit.head_hash),
+            got: format!(
+                "recorded {} (outbox partition {p} offset {offset})",
+                commit.head_hash
+            ),
         });
     }
     let folded = fold(o, &commit, p)?;
-    o.pending_mut().put(Cf::Meta, keys::meta(p, keys::META_OUTBOX_OFFSET), offset.to_be_bytes().to_vec());
+    o.pending_mut().put(
+        Cf::Meta,
+        keys::meta(p, keys::META_OUTBOX_OFFSET),
+        offset.to_be_bytes().to_vec(),
+    );
     Ok(folded)
 }
 
 /// A partition position stored in `meta` (e.g. [`keys::META_OUTBOX_OFFSET`]).
-pub fn position<R: StateRead + ?Sized>(r: &R, p: i32, name: &str) -> Result<Option<i64>, StateError> {
-    r.get(Cf::Meta, &keys::meta(p, name))?.map(|v| keys::parse_i64(&v)).transpose()
+pub fn position<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    name: &str,
+) -> Result<Option<i64>, StateError> {
+    r.get(Cf::Meta, &keys::meta(p, name))?
+        .map(|v| keys::parse_i64(&v))
+        .transpose()
 }

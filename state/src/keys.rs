@@ -29,7 +29,15 @@ pub enum Cf {
 
 impl Cf {
     /// Every column family, in digest order.
-    pub const ALL: [Cf; 7] = [Cf::Heads, Cf::Rows, Cf::Actions, Cf::Slots, Cf::Subjects, Cf::Chain, Cf::Meta];
+    pub const ALL: [Cf; 7] = [
+        Cf::Heads,
+        Cf::Rows,
+        Cf::Actions,
+        Cf::Slots,
+        Cf::Subjects,
+        Cf::Chain,
+        Cf::Meta,
+    ];
 
     /// The RocksDB column family name.
     pub fn name(self) -> &'static str {
@@ -57,7 +65,10 @@ pub fn partition(p: i32) -> Vec<u8> {
 pub fn account(p: i32, account: &str) -> Result<Vec<u8>, StateError> {
     let a = account.as_bytes();
     if a.len() > ACCOUNT_BYTES_MAX {
-        return Err(StateError::Corrupt(format!("account id of {} bytes", a.len())));
+        return Err(StateError::Corrupt(format!(
+            "account id of {} bytes",
+            a.len()
+        )));
     }
     let mut k = Vec::with_capacity(6 + a.len() + 40);
     k.extend_from_slice(&(p as u32).to_be_bytes());
@@ -101,12 +112,15 @@ pub const META_INPUT_OFFSET: &str = "input_offset";
 
 fn hash_bytes(hex_hash: &str) -> Result<[u8; 32], StateError> {
     let mut b = [0u8; 32];
-    hex::decode_to_slice(hex_hash, &mut b).map_err(|_| StateError::Corrupt(format!("bad hash {hex_hash:?}")))?;
+    hex::decode_to_slice(hex_hash, &mut b)
+        .map_err(|_| StateError::Corrupt(format!("bad hash {hex_hash:?}")))?;
     Ok(b)
 }
 
 fn i64_at(v: &[u8], at: usize) -> Result<i64, StateError> {
-    let b = v.get(at..at + 8).ok_or_else(|| StateError::Corrupt("short value".into()))?;
+    let b = v
+        .get(at..at + 8)
+        .ok_or_else(|| StateError::Corrupt("short value".into()))?;
     let mut a = [0u8; 8];
     a.copy_from_slice(b);
     Ok(i64::from_be_bytes(a))
@@ -126,7 +140,11 @@ pub fn parse_head(v: &[u8]) -> Result<Head, StateError> {
     if v.len() != 48 {
         return Err(StateError::Corrupt("head value size".into()));
     }
-    Ok(Head { seq: i64_at(v, 0)?, generation: i64_at(v, 8)?, hash: hex::encode(&v[16..48]) })
+    Ok(Head {
+        seq: i64_at(v, 0)?,
+        generation: i64_at(v, 8)?,
+        hash: hex::encode(&v[16..48]),
+    })
 }
 
 /// Encodes an idempotency entry.
@@ -142,7 +160,10 @@ pub fn parse_action(v: &[u8]) -> Result<ActionEntry, StateError> {
     if v.len() != 40 {
         return Err(StateError::Corrupt("action value size".into()));
     }
-    Ok(ActionEntry { digest: hex::encode(&v[..32]), commit_seq: i64_at(v, 32)? })
+    Ok(ActionEntry {
+        digest: hex::encode(&v[..32]),
+        commit_seq: i64_at(v, 32)?,
+    })
 }
 
 /// Encodes a chain entry.

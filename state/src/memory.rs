@@ -22,7 +22,9 @@ impl MemoryStore {
     }
 
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, Tables>, StateError> {
-        self.cfs.read().map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))
+        self.cfs
+            .read()
+            .map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))
     }
 }
 
@@ -33,7 +35,9 @@ impl StateRead for MemoryStore {
 
     fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
         let guard = self.read()?;
-        let Some(m) = guard.get(&cf) else { return Ok(Vec::new()) };
+        let Some(m) = guard.get(&cf) else {
+            return Ok(Vec::new());
+        };
         Ok(m.range(prefix.to_vec()..)
             .take_while(|(k, _)| k.starts_with(prefix))
             .take(limit)
@@ -44,7 +48,10 @@ impl StateRead for MemoryStore {
 
 impl StateStore for MemoryStore {
     fn write(&self, writes: &WriteSet) -> Result<(), StateError> {
-        let mut guard = self.cfs.write().map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))?;
+        let mut guard = self
+            .cfs
+            .write()
+            .map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))?;
         for (cf, k, v) in writes.iter() {
             let m = guard.entry(cf).or_default();
             match v {
@@ -57,7 +64,10 @@ impl StateStore for MemoryStore {
 
     fn drop_partition(&self, p: i32) -> Result<(), StateError> {
         let prefix = partition(p);
-        let mut guard = self.cfs.write().map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))?;
+        let mut guard = self
+            .cfs
+            .write()
+            .map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))?;
         for m in guard.values_mut() {
             m.retain(|k, _| !k.starts_with(&prefix));
         }

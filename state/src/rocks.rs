@@ -3,7 +3,10 @@
 use std::path::{Path, PathBuf};
 
 use rocksdb::checkpoint::Checkpoint;
-use rocksdb::{BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options, WriteBatch};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, Direction, IteratorMode, Options,
+    WriteBatch,
+};
 
 use crate::StateError;
 use crate::keys::{Cf, partition};
@@ -66,9 +69,14 @@ impl RocksStore {
         db_opts.set_db_write_buffer_size(config.db_write_buffer_bytes);
         db_opts.set_max_open_files(256);
         db_opts.set_keep_log_file_num(4);
-        let cfs = Cf::ALL.iter().map(|cf| ColumnFamilyDescriptor::new(cf.name(), cf_opts.clone()));
+        let cfs = Cf::ALL
+            .iter()
+            .map(|cf| ColumnFamilyDescriptor::new(cf.name(), cf_opts.clone()));
         let db = DB::open_cf_descriptors(&db_opts, path, cfs)?;
-        Ok(Self { db, path: path.to_owned() })
+        Ok(Self {
+            db,
+            path: path.to_owned(),
+        })
     }
 
     /// Where the store lives.
@@ -94,9 +102,14 @@ impl RocksStore {
         let mut s = RocksSizes::default();
         for cf in Cf::ALL {
             let h = self.cf(cf)?;
-            s.live_data_bytes += self.db.property_int_value_cf(h, "rocksdb.estimate-live-data-size")?.unwrap_or(0);
-            s.pending_compaction_bytes +=
-                self.db.property_int_value_cf(h, "rocksdb.estimate-pending-compaction-bytes")?.unwrap_or(0);
+            s.live_data_bytes += self
+                .db
+                .property_int_value_cf(h, "rocksdb.estimate-live-data-size")?
+                .unwrap_or(0);
+            s.pending_compaction_bytes += self
+                .db
+                .property_int_value_cf(h, "rocksdb.estimate-pending-compaction-bytes")?
+                .unwrap_or(0);
         }
         Ok(s)
     }
@@ -109,7 +122,10 @@ impl StateRead for RocksStore {
 
     fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf(cf)?, IteratorMode::From(prefix, Direction::Forward)) {
+        for item in self
+            .db
+            .iterator_cf(self.cf(cf)?, IteratorMode::From(prefix, Direction::Forward))
+        {
             let (k, v) = item?;
             if !k.starts_with(prefix) || out.len() >= limit {
                 break;

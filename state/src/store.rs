@@ -78,7 +78,9 @@ impl WriteSet {
 
     /// Entries in (cf, key) order.
     pub fn iter(&self) -> impl Iterator<Item = (Cf, &[u8], Option<&[u8]>)> {
-        self.entries.iter().map(|((cf, k), v)| (*cf, k.as_slice(), v.as_deref()))
+        self.entries
+            .iter()
+            .map(|((cf, k), v)| (*cf, k.as_slice(), v.as_deref()))
     }
 
     /// The pending write of one key: `Some(None)` is a pending delete.
@@ -88,7 +90,11 @@ impl WriteSet {
     }
 
     /// Pending writes of one column family under a prefix, in key order.
-    pub fn range<'a>(&'a self, cf: Cf, prefix: &'a [u8]) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
+    pub fn range<'a>(
+        &'a self,
+        cf: Cf,
+        prefix: &'a [u8],
+    ) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
         self.entries
             .range((Bound::Included((cf, prefix.to_vec())), Bound::Unbounded))
             .take_while(move |((c, k), _)| *c == cf && k.starts_with(prefix))
@@ -111,7 +117,10 @@ pub struct Overlay<'a, S: ?Sized> {
 impl<'a, S: StateRead + ?Sized> Overlay<'a, S> {
     /// An empty overlay over `base`.
     pub fn new(base: &'a S) -> Self {
-        Self { base, pending: WriteSet::default() }
+        Self {
+            base,
+            pending: WriteSet::default(),
+        }
     }
 
     /// The pending writes.
@@ -141,7 +150,9 @@ impl<S: StateRead + ?Sized> StateRead for Overlay<'_, S> {
     fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
         let pending: Vec<(&[u8], Option<&[u8]>)> = self.pending.range(cf, prefix).collect();
         // Deletes may hide base entries: read enough of the base to still fill `limit`.
-        let base = self.base.scan(cf, prefix, limit.saturating_add(pending.len()))?;
+        let base = self
+            .base
+            .scan(cf, prefix, limit.saturating_add(pending.len()))?;
         let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = base.into_iter().collect();
         for (k, v) in pending {
             match v {

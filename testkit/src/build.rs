@@ -8,7 +8,10 @@ use kledger_schemas::*;
 pub fn tenant(account_id: &str) -> Tenant {
     let mut parts = account_id.splitn(3, '/');
     let tenant_id = parts.next().unwrap_or_default().to_owned();
-    let owner_kind = parts.next().and_then(OwnerKind::parse).unwrap_or(OwnerKind::User);
+    let owner_kind = parts
+        .next()
+        .and_then(OwnerKind::parse)
+        .unwrap_or(OwnerKind::User);
     let owner_id = parts.next().unwrap_or_default().to_owned();
     Tenant {
         tenant_id,
@@ -21,7 +24,13 @@ pub fn tenant(account_id: &str) -> Tenant {
 }
 
 /// An intent with one source and extractor, planned against `head_seq`.
-pub fn intent(account_id: &str, action_id: &str, reason: WriteReason, head_seq: i64, ops: Vec<Op>) -> Intent {
+pub fn intent(
+    account_id: &str,
+    action_id: &str,
+    reason: WriteReason,
+    head_seq: i64,
+    ops: Vec<Op>,
+) -> Intent {
     Intent {
         action_id: action_id.to_owned(),
         account_id: account_id.to_owned(),
@@ -32,9 +41,16 @@ pub fn intent(account_id: &str, action_id: &str, reason: WriteReason, head_seq: 
             source_version: "1".into(),
             author_id: None,
         },
-        extractor: Extractor { name: "testkit".into(), version: "1".into() },
+        extractor: Extractor {
+            name: "testkit".into(),
+            version: "1".into(),
+        },
         write_reason: reason,
-        planned_against: PlannedAgainst { head_seq, policy: HeadPolicy::Rebase, targets: Vec::new() },
+        planned_against: PlannedAgainst {
+            head_seq,
+            policy: HeadPolicy::Rebase,
+            targets: Vec::new(),
+        },
         ops,
     }
 }
@@ -47,7 +63,10 @@ pub fn fact(content: &str) -> AssertOp {
         body: None,
         condition: None,
         slot: None,
-        subject: Subject { scope: SubjectScope::PrimaryUser, entity_id: None },
+        subject: Subject {
+            scope: SubjectScope::PrimaryUser,
+            entity_id: None,
+        },
         valid_from: None,
         valid_to: None,
         expires_at: None,
@@ -66,26 +85,43 @@ pub fn fact(content: &str) -> AssertOp {
 
 /// A slotted primary-user fact.
 pub fn slotted(slot: &str, content: &str) -> AssertOp {
-    AssertOp { slot: Some(slot.to_owned()), ..fact(content) }
+    AssertOp {
+        slot: Some(slot.to_owned()),
+        ..fact(content)
+    }
 }
 
 /// A third-party fact about `entity`.
 pub fn third_party(entity: &str, content: &str) -> AssertOp {
     AssertOp {
-        subject: Subject { scope: SubjectScope::ThirdParty, entity_id: Some(entity.to_owned()) },
+        subject: Subject {
+            scope: SubjectScope::ThirdParty,
+            entity_id: Some(entity.to_owned()),
+        },
         ..fact(content)
     }
 }
 
 /// A playbook (write it with `recurring_workflow`).
 pub fn document(content: &str, body: &str) -> AssertOp {
-    AssertOp { kind: Kind::Document, body: Some(body.to_owned()), ..fact(content) }
+    AssertOp {
+        kind: Kind::Document,
+        body: Some(body.to_owned()),
+        ..fact(content)
+    }
 }
 
 /// A standing trigger (write it with `standing_trigger`).
 pub fn trigger(content: &str, condition: &[(&str, &str)]) -> AssertOp {
-    let c: BTreeMap<String, String> = condition.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect();
-    AssertOp { kind: Kind::Trigger, condition: Some(c), ..fact(content) }
+    let c: BTreeMap<String, String> = condition
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    AssertOp {
+        kind: Kind::Trigger,
+        condition: Some(c),
+        ..fact(content)
+    }
 }
 
 /// Evidence from a chat message, with an optional quote.
@@ -94,7 +130,10 @@ pub fn evidence(message_id: &str, quote: Option<&str>) -> Evidence {
         source_type: "chat_message".into(),
         source_id: format!("conv_{message_id}"),
         source_version: "1".into(),
-        locator: Locator { message_id: Some(message_id.to_owned()), ..Locator::default() },
+        locator: Locator {
+            message_id: Some(message_id.to_owned()),
+            ..Locator::default()
+        },
         quote: quote.map(str::to_owned),
         checksum: None,
     }
@@ -102,7 +141,11 @@ pub fn evidence(message_id: &str, quote: Option<&str>) -> Evidence {
 
 /// The planned reference to a row as it is now.
 pub fn target_ref(row: &Row) -> TargetRef {
-    TargetRef { memory_id: row.memory_id.clone(), revision: row.revision, content_hash: row.content_hash.clone() }
+    TargetRef {
+        memory_id: row.memory_id.clone(),
+        revision: row.revision,
+        content_hash: row.content_hash.clone(),
+    }
 }
 
 /// Adds `row` to the intent's planned targets.
@@ -112,10 +155,17 @@ pub fn plan(intent: &mut Intent, row: &Row) {
 
 /// An amend op.
 pub fn amend(targets: &[&Row], replacement: AssertOp) -> Op {
-    Op::Amend(AmendOp { targets: targets.iter().map(|r| r.memory_id.clone()).collect(), replacement })
+    Op::Amend(AmendOp {
+        targets: targets.iter().map(|r| r.memory_id.clone()).collect(),
+        replacement,
+    })
 }
 
 /// A close op.
 pub fn close(row: &Row, reason: &str) -> Op {
-    Op::Close(CloseOp { target: row.memory_id.clone(), valid_to: None, reason: reason.to_owned() })
+    Op::Close(CloseOp {
+        target: row.memory_id.clone(),
+        valid_to: None,
+        reason: reason.to_owned(),
+    })
 }

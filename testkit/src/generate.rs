@@ -74,13 +74,33 @@ impl GenConfig {
     }
 }
 
-const CITIES: &[&str] = &["Berlin", "Lisbon", "Kyiv", "Osaka", "Austin", "Nairobi", "Lima", "Oslo"];
+const CITIES: &[&str] = &[
+    "Berlin", "Lisbon", "Kyiv", "Osaka", "Austin", "Nairobi", "Lima", "Oslo",
+];
 const EMPLOYERS: &[&str] = &["Acme", "Globex", "Initech", "Umbrella", "Hooli", "Vandelay"];
-const FOCUS: &[&str] = &["the Q3 launch", "learning Rust", "marathon training", "the house move"];
+const FOCUS: &[&str] = &[
+    "the Q3 launch",
+    "learning Rust",
+    "marathon training",
+    "the house move",
+];
 const DIETS: &[&str] = &["vegetarian", "no shellfish", "keto", "halal"];
-const LIKES: &[&str] = &["spicy food", "jazz", "early meetings", "long walks", "board games"];
+const LIKES: &[&str] = &[
+    "spicy food",
+    "jazz",
+    "early meetings",
+    "long walks",
+    "board games",
+];
 const PEOPLE: &[&str] = &["person_anna", "person_bo", "person_chen", "person_dara"];
-const SOURCES: &[&str] = &["chat_message", "email", "meeting_notes", "system_of_record", "approved_decision", "chat_suggestion"];
+const SOURCES: &[&str] = &[
+    "chat_message",
+    "email",
+    "meeting_notes",
+    "system_of_record",
+    "approved_decision",
+    "chat_suggestion",
+];
 const FACT_REASONS: &[WriteReason] = &[
     WriteReason::DirectUserStatement,
     WriteReason::DirectUserStatement,
@@ -126,7 +146,16 @@ impl Generator {
             })
             .collect();
         let time = cfg.start_ms;
-        Self { cfg, rng, truth: Model::new(), accounts, history: BTreeMap::new(), sent: VecDeque::new(), time, n: 0 }
+        Self {
+            cfg,
+            rng,
+            truth: Model::new(),
+            accounts,
+            history: BTreeMap::new(),
+            sent: VecDeque::new(),
+            time,
+            n: 0,
+        }
     }
 
     /// The accounts the stream writes to.
@@ -143,7 +172,10 @@ impl Generator {
     }
 
     fn plan_view(&mut self, account: &str) -> Snapshot {
-        let current = Snapshot { seq: self.truth.head_seq(account), rows: self.truth.rows(account).to_vec() };
+        let current = Snapshot {
+            seq: self.truth.head_seq(account),
+            rows: self.truth.rows(account).to_vec(),
+        };
         let stale = self.pct(self.cfg.stale_pct);
         match self.history.get(account) {
             Some(h) if stale && !h.is_empty() => {
@@ -164,7 +196,10 @@ impl Generator {
                     2 => ("employer", format!("Works at {}", self.pick(EMPLOYERS))),
                     3 => ("current_focus", format!("Focused on {}", self.pick(FOCUS))),
                     4 => ("dietary_preferences", format!("Eats {}", self.pick(DIETS))),
-                    _ => ("age_years", format!("Is {} years old", self.rng.random_range(18..90))),
+                    _ => (
+                        "age_years",
+                        format!("Is {} years old", self.rng.random_range(18..90)),
+                    ),
                 };
                 slotted(slot, &content)
             }
@@ -201,7 +236,11 @@ impl Generator {
         }
         if self.pct(40) {
             let m = format!("m{}", self.n);
-            let quote = if self.pct(50) { Some("the user said so") } else { None };
+            let quote = if self.pct(50) {
+                Some("the user said so")
+            } else {
+                None
+            };
             op.evidence.push(evidence(&m, quote));
         }
         if self.pct(10) {
@@ -209,12 +248,18 @@ impl Generator {
             op.tags.push("profile".into());
         }
         if self.pct(5) {
-            op.embedding = Some(Embedding { model: "test-8".into(), vector: (0..8).map(|i| i as f32 / 8.0).collect() });
+            op.embedding = Some(Embedding {
+                model: "test-8".into(),
+                vector: (0..8).map(|i| i as f32 / 8.0).collect(),
+            });
         }
     }
 
     fn active(view: &Snapshot, pred: impl Fn(&Row) -> bool) -> Vec<&Row> {
-        view.rows.iter().filter(|r| r.status == Status::Active && pred(r)).collect()
+        view.rows
+            .iter()
+            .filter(|r| r.status == Status::Active && pred(r))
+            .collect()
     }
 
     fn fresh(&mut self, account: &str, action: String) -> Intent {
@@ -223,23 +268,42 @@ impl Generator {
         let mut targets: Vec<Row> = Vec::new();
         let (ops, reason) = if roll < self.cfg.purge_pct {
             let op = match self.rng.random_range(0..10) {
-                0 => PurgeOp { whole_account: true, reason: "user request".into(), ..PurgeOp::default() },
-                1..=3 => PurgeOp { entity_id: Some((*self.pick(PEOPLE)).to_owned()), ..PurgeOp::default() },
+                0 => PurgeOp {
+                    whole_account: true,
+                    reason: "user request".into(),
+                    ..PurgeOp::default()
+                },
+                1..=3 => PurgeOp {
+                    entity_id: Some((*self.pick(PEOPLE)).to_owned()),
+                    ..PurgeOp::default()
+                },
                 _ => match view.rows.last() {
-                    Some(r) => PurgeOp { target: Some(r.memory_id.clone()), ..PurgeOp::default() },
-                    None => PurgeOp { entity_id: Some("person_anna".into()), ..PurgeOp::default() },
+                    Some(r) => PurgeOp {
+                        target: Some(r.memory_id.clone()),
+                        ..PurgeOp::default()
+                    },
+                    None => PurgeOp {
+                        entity_id: Some("person_anna".into()),
+                        ..PurgeOp::default()
+                    },
                 },
             };
             (vec![Op::Purge(op)], WriteReason::DirectUserStatement)
         } else if roll < 40 {
             let (mut op, reason) = self.random_fact();
-            let occupant = op.slot.as_deref().and_then(kledger_processors::slots::canonical).and_then(|slot| {
-                Self::active(&view, |r| {
-                    r.kind == Kind::Fact && r.subject.scope == SubjectScope::PrimaryUser && r.slot.as_deref() == Some(slot)
-                })
-                .first()
-                .map(|r| (*r).clone())
-            });
+            let occupant = op
+                .slot
+                .as_deref()
+                .and_then(kledger_processors::slots::canonical)
+                .and_then(|slot| {
+                    Self::active(&view, |r| {
+                        r.kind == Kind::Fact
+                            && r.subject.scope == SubjectScope::PrimaryUser
+                            && r.slot.as_deref() == Some(slot)
+                    })
+                    .first()
+                    .map(|r| (*r).clone())
+                });
             match occupant {
                 Some(old) if !self.pct(self.cfg.conflict_pct) => {
                     op.subject = old.subject.clone();
@@ -251,7 +315,10 @@ impl Generator {
         } else if roll < 50 {
             let facts = Self::active(&view, |r| r.kind == Kind::Fact);
             match facts.is_empty() {
-                true => (vec![Op::Assert(self.random_fact().0)], WriteReason::AgentReusableConclusion),
+                true => (
+                    vec![Op::Assert(self.random_fact().0)],
+                    WriteReason::AgentReusableConclusion,
+                ),
                 false => {
                     let old = (*self.pick(&facts)).clone();
                     let mut rep = old.clone();
@@ -272,32 +339,52 @@ impl Generator {
             self.decorate(&mut d);
             (vec![Op::Assert(d)], WriteReason::RecurringWorkflow)
         } else if roll < 67 {
-            let mut t = trigger(&format!("Alert when {} changes", self.pick(LIKES)), &[("event", "change"), ("window", "7d")]);
+            let mut t = trigger(
+                &format!("Alert when {} changes", self.pick(LIKES)),
+                &[("event", "change"), ("window", "7d")],
+            );
             self.decorate(&mut t);
             (vec![Op::Assert(t)], WriteReason::StandingTrigger)
         } else if roll < 77 {
             match Self::active(&view, |_| true).first().map(|r| (*r).clone()) {
                 Some(old) => {
                     targets.push(old.clone());
-                    (vec![build::close(&old, "no longer true")], *self.pick(FACT_REASONS))
+                    (
+                        vec![build::close(&old, "no longer true")],
+                        *self.pick(FACT_REASONS),
+                    )
                 }
-                None => (vec![Op::Assert(fact("Likes tea"))], WriteReason::DirectUserStatement),
+                None => (
+                    vec![Op::Assert(fact("Likes tea"))],
+                    WriteReason::DirectUserStatement,
+                ),
             }
         } else if roll < 84 {
             let rows = Self::active(&view, |_| true);
             match rows.is_empty() {
-                true => (vec![Op::Assert(fact("Likes coffee"))], WriteReason::DirectUserStatement),
+                true => (
+                    vec![Op::Assert(fact("Likes coffee"))],
+                    WriteReason::DirectUserStatement,
+                ),
                 false => {
                     let old = (*self.pick(&rows)).clone();
                     targets.push(old.clone());
                     let ev = vec![evidence(&format!("m{}", self.n), None)];
-                    (vec![Op::AttachEvidence(AttachEvidenceOp { target: old.memory_id.clone(), evidence: ev })], WriteReason::DailyReconciliation)
+                    (
+                        vec![Op::AttachEvidence(AttachEvidenceOp {
+                            target: old.memory_id.clone(),
+                            evidence: ev,
+                        })],
+                        WriteReason::DailyReconciliation,
+                    )
                 }
             }
         } else {
             // Several ops in one intent.
             let n = self.rng.random_range(2..=4);
-            let ops = (0..n).map(|i| Op::Assert(fact(&format!("Observation {i} of {}", self.n)))).collect();
+            let ops = (0..n)
+                .map(|i| Op::Assert(fact(&format!("Observation {i} of {}", self.n))))
+                .collect();
             (ops, WriteReason::AgentReusableConclusion)
         };
         let mut it = intent(account, &action, reason, view.seq, ops);
@@ -321,9 +408,10 @@ impl Generator {
             let mut r = self.sent[i].clone();
             r.timestamp = self.time;
             if self.pct(20)
-                && let Some(Op::Assert(a)) = r.intent.ops.first_mut() {
-                    a.content.push_str(" (reworded)");
-                }
+                && let Some(Op::Assert(a)) = r.intent.ops.first_mut()
+            {
+                a.content.push_str(" (reworded)");
+            }
             return r;
         }
         if self.pct(self.cfg.invalid_pct) {
@@ -334,7 +422,12 @@ impl Generator {
             return r;
         }
         let intent = self.fresh(&account, action);
-        IntentRecord { timestamp: self.time, partition: None, offset: None, intent }
+        IntentRecord {
+            timestamp: self.time,
+            partition: None,
+            offset: None,
+            intent,
+        }
     }
 }
 
@@ -344,7 +437,10 @@ impl Iterator for Generator {
     fn next(&mut self) -> Option<IntentRecord> {
         let r = self.step();
         let account = r.intent.account_id.clone();
-        let before = Snapshot { seq: self.truth.head_seq(&account), rows: self.truth.rows(&account).to_vec() };
+        let before = Snapshot {
+            seq: self.truth.head_seq(&account),
+            rows: self.truth.rows(&account).to_vec(),
+        };
         self.truth.apply(&r.intent, r.timestamp);
         if self.truth.head_seq(&account) != before.seq {
             let snap = before;

@@ -22,7 +22,12 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger over `partitions` partitions.
     pub fn new(partitions: i32) -> Self {
-        Self { store: MemoryStore::new(), partitions, next_offset: BTreeMap::new(), commits: Vec::new() }
+        Self {
+            store: MemoryStore::new(),
+            partitions,
+            next_offset: BTreeMap::new(),
+            commits: Vec::new(),
+        }
     }
 
     /// The store.
@@ -33,11 +38,17 @@ impl Ledger {
     /// Assigns partition and offset (unless set) like a fresh topic with the murmur2
     /// partitioner would.
     pub fn position(&mut self, r: &IntentRecord) -> RecordMeta {
-        let partition = r.partition.unwrap_or_else(|| partition_for(r.intent.account_id.as_bytes(), self.partitions));
+        let partition = r
+            .partition
+            .unwrap_or_else(|| partition_for(r.intent.account_id.as_bytes(), self.partitions));
         let next = self.next_offset.entry(partition).or_insert(0);
         let offset = r.offset.unwrap_or(*next);
         *next = offset + 1;
-        RecordMeta { timestamp: r.timestamp, partition, offset }
+        RecordMeta {
+            timestamp: r.timestamp,
+            partition,
+            offset,
+        }
     }
 
     /// Decides one record and makes its writes durable in the store.
@@ -49,7 +60,9 @@ impl Ledger {
     /// Decides one record at an explicit position.
     pub fn apply_at(&mut self, r: &IntentRecord, meta: RecordMeta) -> Decision {
         let mut applier = Applier::new(&self.store);
-        let d = applier.apply(&r.intent, &meta).expect("memory store never fails");
+        let d = applier
+            .apply(&r.intent, &meta)
+            .expect("memory store never fails");
         let writes = applier.into_writes();
         self.store.write(&writes).expect("memory store never fails");
         if let Some(c) = &d.commit {
@@ -61,15 +74,26 @@ impl Ledger {
     /// A row as stored.
     pub fn row(&self, account: &str, memory_id: &str) -> Option<Row> {
         let p = partition_for(account.as_bytes(), self.partitions);
-        let v = kledger_state::StateRead::get(&self.store, Cf::Rows, &keys::child(p, account, memory_id.as_bytes()).ok()?).ok()??;
+        let v = kledger_state::StateRead::get(
+            &self.store,
+            Cf::Rows,
+            &keys::child(p, account, memory_id.as_bytes()).ok()?,
+        )
+        .ok()??;
         Row::decode(&mut Reader::new(&v)).ok()
     }
 
     /// Every stored row of an account, by memory id.
     pub fn rows(&self, account: &str) -> Vec<Row> {
         let p = partition_for(account.as_bytes(), self.partitions);
-        let Ok(prefix) = keys::account(p, account) else { return Vec::new() };
-        let entries = kledger_state::StateRead::scan(&self.store, Cf::Rows, &prefix, usize::MAX).expect("memory store");
-        entries.iter().filter_map(|(_, v)| Row::decode(&mut Reader::new(v)).ok()).collect()
+        let Ok(prefix) = keys::account(p, account) else {
+            return Vec::new();
+        };
+        let entries = kledger_state::StateRead::scan(&self.store, Cf::Rows, &prefix, usize::MAX)
+            .expect("memory store");
+        entries
+            .iter()
+            .filter_map(|(_, v)| Row::decode(&mut Reader::new(v)).ok())
+            .collect()
     }
 }

@@ -40,7 +40,12 @@ pub struct Model {
 }
 
 fn result(outcome: Outcome, code: &str) -> ModelResult {
-    ModelResult { outcome, code: Some(code.to_owned()), commit_seq: None, rows: Vec::new() }
+    ModelResult {
+        outcome,
+        code: Some(code.to_owned()),
+        commit_seq: None,
+        rows: Vec::new(),
+    }
 }
 
 fn is_user_slot_fact(kind: Kind, scope: SubjectScope) -> bool {
@@ -60,7 +65,9 @@ impl Model {
 
     /// Every row of an account (latest version of each), in creation order.
     pub fn rows(&self, account: &str) -> &[Row] {
-        self.accounts.get(account).map_or(&[], |a| a.rows.as_slice())
+        self.accounts
+            .get(account)
+            .map_or(&[], |a| a.rows.as_slice())
     }
 
     /// Account ids.
@@ -77,7 +84,12 @@ impl Model {
         let acct = self.accounts.entry(intent.account_id.clone()).or_default();
         if let Some((_, d, seq)) = acct.actions.iter().find(|(a, _, _)| *a == intent.action_id) {
             if *d == digest {
-                return ModelResult { outcome: Outcome::Duplicate, code: None, commit_seq: Some(*seq), rows: vec![] };
+                return ModelResult {
+                    outcome: Outcome::Duplicate,
+                    code: None,
+                    commit_seq: Some(*seq),
+                    rows: vec![],
+                };
             }
             return result(Outcome::Rejected, "action_reused");
         }
@@ -101,7 +113,12 @@ impl Model {
         }
         acct.seq = seq;
         acct.actions.push((intent.action_id.clone(), digest, seq));
-        ModelResult { outcome: Outcome::Committed, code: None, commit_seq: Some(seq), rows }
+        ModelResult {
+            outcome: Outcome::Committed,
+            code: None,
+            commit_seq: Some(seq),
+            rows,
+        }
     }
 }
 
@@ -118,7 +135,12 @@ fn targets(op: &Op) -> Vec<String> {
     }
 }
 
-fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Vec<Row>, ModelResult> {
+fn write(
+    acct: &Account,
+    intent: &Intent,
+    timestamp: i64,
+    seq: i64,
+) -> Result<Vec<Row>, ModelResult> {
     let all_targets: Vec<String> = intent.ops.iter().flat_map(targets).collect();
     // Targets exist, then none is stale.
     for t in &all_targets {
@@ -128,8 +150,16 @@ fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Ve
     }
     for t in &all_targets {
         let row = find(acct, t).expect("checked above");
-        let planned = intent.planned_against.targets.iter().find(|p| p.memory_id == *t).expect("validated");
-        if row.status != Status::Active || row.revision != planned.revision || row.content_hash != planned.content_hash {
+        let planned = intent
+            .planned_against
+            .targets
+            .iter()
+            .find(|p| p.memory_id == *t)
+            .expect("validated");
+        if row.status != Status::Active
+            || row.revision != planned.revision
+            || row.content_hash != planned.content_hash
+        {
             return Err(result(Outcome::Replan, "stale_target"));
         }
     }
@@ -157,7 +187,9 @@ fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Ve
         if !is_user_slot_fact(a.kind, a.subject.scope) {
             continue;
         }
-        let Some(slot) = a.slot.as_deref().and_then(slots::canonical) else { continue };
+        let Some(slot) = a.slot.as_deref().and_then(slots::canonical) else {
+            continue;
+        };
         let occupied = acct.rows.iter().any(|r| {
             r.status == Status::Active
                 && is_user_slot_fact(r.kind, r.subject.scope)
@@ -183,7 +215,16 @@ fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Ve
         match op {
             Op::Assert(a) => out.push(new_row(acct, intent, i, a, &[], timestamp, seq, auth)),
             Op::Amend(a) => {
-                let new = new_row(acct, intent, i, &a.replacement, &a.targets, timestamp, seq, auth);
+                let new = new_row(
+                    acct,
+                    intent,
+                    i,
+                    &a.replacement,
+                    &a.targets,
+                    timestamp,
+                    seq,
+                    auth,
+                );
                 for t in &a.targets {
                     let mut old = find(acct, t).expect("checked").clone();
                     let end = std::cmp::max(old.valid_from, new.valid_from);
@@ -215,7 +256,11 @@ fn write(acct: &Account, intent: &Intent, timestamp: i64, seq: i64) -> Result<Ve
             Op::AttachEvidence(e) => {
                 let mut old = find(acct, &e.target).expect("checked").clone();
                 old.evidence.extend(e.evidence.iter().cloned());
-                let quotes: Vec<&String> = old.evidence.iter().filter_map(|e| e.quote.as_ref()).collect();
+                let quotes: Vec<&String> = old
+                    .evidence
+                    .iter()
+                    .filter_map(|e| e.quote.as_ref())
+                    .collect();
                 let chars: usize = quotes.iter().map(|q| q.chars().count()).sum();
                 if old.evidence.len() > 32 || quotes.len() > 8 || chars > 8000 {
                     return Err(result(Outcome::Rejected, "evidence_limit"));
@@ -249,7 +294,15 @@ fn new_row(
     let slot = a.slot.as_deref().and_then(slots::canonical);
     let valid_from = a.valid_from.unwrap_or(timestamp);
     Row {
-        memory_id: ids::memory_id(&intent.account_id, &intent.action_id, index, a, slot, valid_from, supersedes),
+        memory_id: ids::memory_id(
+            &intent.account_id,
+            &intent.action_id,
+            index,
+            a,
+            slot,
+            valid_from,
+            supersedes,
+        ),
         kind: a.kind,
         content: a.content.clone(),
         body: a.body.clone(),
@@ -283,7 +336,14 @@ fn new_row(
         embedding: a.embedding.clone(),
         authority: auth,
         revision: 1,
-        content_hash: ids::content_hash(a.kind.as_str(), &a.content, a.body.as_deref(), a.condition.as_ref(), slot, &a.subject),
+        content_hash: ids::content_hash(
+            a.kind.as_str(),
+            &a.content,
+            a.body.as_deref(),
+            a.condition.as_ref(),
+            slot,
+            &a.subject,
+        ),
         commit_seq: seq,
         action_id: intent.action_id.clone(),
         source: intent.source.clone(),
@@ -294,7 +354,10 @@ fn new_row(
 }
 
 fn purge(acct: &mut Account, intent: &Intent, seq: i64) -> Result<Vec<Row>, ModelResult> {
-    let whole = intent.ops.iter().any(|o| matches!(o, Op::Purge(p) if p.whole_account));
+    let whole = intent
+        .ops
+        .iter()
+        .any(|o| matches!(o, Op::Purge(p) if p.whole_account));
     let generation = acct.generation + i64::from(whole);
     let mut chosen: Vec<String> = Vec::new();
     for op in &intent.ops {
@@ -338,7 +401,14 @@ fn purge(acct: &mut Account, intent: &Intent, seq: i64) -> Result<Vec<Row>, Mode
             e.locator = Default::default();
             e.quote = None;
         }
-        row.content_hash = ids::content_hash(row.kind.as_str(), "", None, None, row.slot.as_deref(), &row.subject);
+        row.content_hash = ids::content_hash(
+            row.kind.as_str(),
+            "",
+            None,
+            None,
+            row.slot.as_deref(),
+            &row.subject,
+        );
         bump(&mut row, seq, generation);
         out.push(row);
     }

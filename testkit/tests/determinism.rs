@@ -13,7 +13,13 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 fn stream(seed: u64, n: usize) -> Vec<IntentRecord> {
-    Generator::new(GenConfig { seed, accounts: 12, ..GenConfig::default() }).take(n).collect()
+    Generator::new(GenConfig {
+        seed,
+        accounts: 12,
+        ..GenConfig::default()
+    })
+    .take(n)
+    .collect()
 }
 
 fn bytes(commits: &[Commit]) -> Vec<Vec<u8>> {
@@ -23,7 +29,9 @@ fn bytes(commits: &[Commit]) -> Vec<Vec<u8>> {
 fn by_account(commits: &[Commit]) -> BTreeMap<String, Vec<Vec<u8>>> {
     let mut m: BTreeMap<String, Vec<Vec<u8>>> = BTreeMap::new();
     for c in commits {
-        m.entry(c.account_id.clone()).or_default().push(encode_single_object(c));
+        m.entry(c.account_id.clone())
+            .or_default()
+            .push(encode_single_object(c));
     }
     m
 }
@@ -65,7 +73,10 @@ fn permuting_account_interleaving_changes_no_accounts_commits() {
     let mut rng = ChaCha8Rng::seed_from_u64(99);
     let mut queues: BTreeMap<String, std::collections::VecDeque<IntentRecord>> = BTreeMap::new();
     for r in &records {
-        queues.entry(r.intent.account_id.clone()).or_default().push_back(r.clone());
+        queues
+            .entry(r.intent.account_id.clone())
+            .or_default()
+            .push_back(r.clone());
     }
     let mut shuffled = Vec::with_capacity(records.len());
     let mut keys: Vec<String> = queues.keys().cloned().collect();
@@ -79,13 +90,22 @@ fn permuting_account_interleaving_changes_no_accounts_commits() {
         }
     }
     assert_ne!(
-        shuffled.iter().map(|r| &r.intent.action_id).collect::<Vec<_>>(),
-        records.iter().map(|r| &r.intent.action_id).collect::<Vec<_>>()
+        shuffled
+            .iter()
+            .map(|r| &r.intent.action_id)
+            .collect::<Vec<_>>(),
+        records
+            .iter()
+            .map(|r| &r.intent.action_id)
+            .collect::<Vec<_>>()
     );
     let mut permuted = Ledger::new(6);
     for r in &shuffled {
         permuted.apply(r);
     }
     assert_eq!(by_account(&straight.commits), by_account(&permuted.commits));
-    assert_eq!(digest(straight.store()).unwrap(), digest(permuted.store()).unwrap());
+    assert_eq!(
+        digest(straight.store()).unwrap(),
+        digest(permuted.store()).unwrap()
+    );
 }

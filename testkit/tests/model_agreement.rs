@@ -15,10 +15,20 @@ fn run(cfg: GenConfig, n: usize) -> BTreeMap<Outcome, usize> {
         let d = ledger.apply(&r);
         let m = model.apply(&r.intent, r.timestamp);
         let ctx = || format!("seed {} record {i}: {:?}", cfg.seed, r.intent.action_id);
-        assert_eq!(d.receipt.outcome, m.outcome, "{} receipt {:?}", ctx(), d.receipt);
+        assert_eq!(
+            d.receipt.outcome,
+            m.outcome,
+            "{} receipt {:?}",
+            ctx(),
+            d.receipt
+        );
         assert_eq!(d.receipt.code, m.code, "{}", ctx());
         assert_eq!(d.receipt.commit_seq, m.commit_seq, "{}", ctx());
-        let rows: Vec<_> = d.commit.iter().flat_map(|c| c.ops.iter().map(|o| o.row.clone())).collect();
+        let rows: Vec<_> = d
+            .commit
+            .iter()
+            .flat_map(|c| c.ops.iter().map(|o| o.row.clone()))
+            .collect();
         assert_eq!(rows, m.rows, "{}", ctx());
         *outcomes.entry(d.receipt.outcome).or_insert(0) += 1;
     }
@@ -52,8 +62,18 @@ proptest! {
 /// The default mix exercises every outcome (so the property above is not vacuous).
 #[test]
 fn default_stream_has_every_outcome() {
-    let outcomes = run(GenConfig { seed: 7, accounts: 8, ..GenConfig::default() }, 3_000);
+    let outcomes = run(
+        GenConfig {
+            seed: 7,
+            accounts: 8,
+            ..GenConfig::default()
+        },
+        3_000,
+    );
     for o in Outcome::ALL {
-        assert!(outcomes.get(o).copied().unwrap_or(0) > 0, "no {o} in {outcomes:?}");
+        assert!(
+            outcomes.get(o).copied().unwrap_or(0) > 0,
+            "no {o} in {outcomes:?}"
+        );
     }
 }

@@ -3,7 +3,9 @@
 use kledger_processors::ids::GENESIS_HASH;
 use kledger_processors::{Code, ids};
 use kledger_schemas::*;
-use kledger_testkit::build::{amend, close, document, evidence, fact, intent, plan, slotted, third_party, trigger};
+use kledger_testkit::build::{
+    amend, close, document, evidence, fact, intent, plan, slotted, third_party, trigger,
+};
 use kledger_testkit::invalid;
 use kledger_testkit::ledger::Ledger;
 
@@ -11,20 +13,33 @@ const ACCT: &str = "t_acme/user/u_1";
 const T0: i64 = 1_767_225_600_000;
 
 fn rec(i: Intent, t: i64) -> IntentRecord {
-    IntentRecord { timestamp: t, partition: None, offset: None, intent: i }
+    IntentRecord {
+        timestamp: t,
+        partition: None,
+        offset: None,
+        intent: i,
+    }
 }
 
 /// Commits `op` and returns the created row.
 fn commit_one(l: &mut Ledger, action: &str, reason: WriteReason, op: AssertOp) -> Row {
     let head = l.commits.iter().filter(|c| c.account_id == ACCT).count() as i64;
-    let d = l.apply(&rec(intent(ACCT, action, reason, head, vec![Op::Assert(op)]), T0 + head));
+    let d = l.apply(&rec(
+        intent(ACCT, action, reason, head, vec![Op::Assert(op)]),
+        T0 + head,
+    ));
     assert_eq!(d.outcome(), Outcome::Committed, "{:?}", d.receipt);
     d.commit.unwrap().ops[0].row.clone()
 }
 
 fn expect(d: &kledger_processors::Decision, outcome: Outcome, code: Option<Code>) {
     assert_eq!(d.outcome(), outcome, "{:?}", d.receipt);
-    assert_eq!(d.receipt.code.as_deref(), code.map(Code::as_str), "{:?}", d.receipt);
+    assert_eq!(
+        d.receipt.code.as_deref(),
+        code.map(Code::as_str),
+        "{:?}",
+        d.receipt
+    );
 }
 
 // ---- rule 1: validation, one test per code (cases from the catalogue) ----
@@ -104,7 +119,10 @@ fn every_code_has_a_test_case() {
     ];
     let covered = invalid::covered_codes();
     for code in Code::ALL {
-        assert!(covered.contains(code) || stateful.contains(code), "{code} has no test");
+        assert!(
+            covered.contains(code) || stateful.contains(code),
+            "{code} has no test"
+        );
     }
 }
 
@@ -130,10 +148,24 @@ fn rule1_validation_runs_before_idempotency() {
 #[test]
 fn rule2_duplicate_returns_the_original_commit_seq() {
     let mut l = Ledger::new(4);
-    let r = rec(intent(ACCT, "a1", WriteReason::DirectUserStatement, 0, vec![Op::Assert(fact("Likes tea"))]), T0);
+    let r = rec(
+        intent(
+            ACCT,
+            "a1",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(fact("Likes tea"))],
+        ),
+        T0,
+    );
     let first = l.apply(&r);
     expect(&first, Outcome::Committed, None);
-    commit_one(&mut l, "a2", WriteReason::DirectUserStatement, fact("Likes jazz"));
+    commit_one(
+        &mut l,
+        "a2",
+        WriteReason::DirectUserStatement,
+        fact("Likes jazz"),
+    );
     let mut retry = r.clone();
     retry.timestamp = T0 + 99;
     retry.intent.planned_against.head_seq = 2; // a retry may be planned against a newer head
@@ -146,20 +178,48 @@ fn rule2_duplicate_returns_the_original_commit_seq() {
 #[test]
 fn rule2_action_reused() {
     let mut l = Ledger::new(4);
-    let r = rec(intent(ACCT, "a1", WriteReason::DirectUserStatement, 0, vec![Op::Assert(fact("Likes tea"))]), T0);
+    let r = rec(
+        intent(
+            ACCT,
+            "a1",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(fact("Likes tea"))],
+        ),
+        T0,
+    );
     l.apply(&r);
     let mut other = r.clone();
     other.intent.ops = vec![Op::Assert(fact("Likes coffee"))];
     other.intent.planned_against.head_seq = 1;
-    expect(&l.apply(&other), Outcome::Rejected, Some(Code::ActionReused));
+    expect(
+        &l.apply(&other),
+        Outcome::Rejected,
+        Some(Code::ActionReused),
+    );
 }
 
 #[test]
 fn rule2_replanned_action_may_come_again() {
     let mut l = Ledger::new(4);
-    let old = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Oslo"));
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Assert(slotted("home_city", "Lives in Rome"))]);
-    expect(&l.apply(&rec(i.clone(), T0 + 5)), Outcome::Replan, Some(Code::SlotOccupied));
+    let old = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Oslo"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::Assert(slotted("home_city", "Lives in Rome"))],
+    );
+    expect(
+        &l.apply(&rec(i.clone(), T0 + 5)),
+        Outcome::Replan,
+        Some(Code::SlotOccupied),
+    );
     i.ops = vec![amend(&[&old], slotted("home_city", "Lives in Rome"))];
     plan(&mut i, &old);
     expect(&l.apply(&rec(i, T0 + 6)), Outcome::Committed, None);
@@ -170,8 +230,22 @@ fn rule2_replanned_action_may_come_again() {
 #[test]
 fn rule3_head_match_commits_without_rebase() {
     let mut l = Ledger::new(4);
-    commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let d = l.apply(&rec(intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Assert(fact("x"))]), T0 + 9));
+    commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let d = l.apply(&rec(
+        intent(
+            ACCT,
+            "a2",
+            WriteReason::DirectUserStatement,
+            1,
+            vec![Op::Assert(fact("x"))],
+        ),
+        T0 + 9,
+    ));
     expect(&d, Outcome::Committed, None);
     assert!(!d.receipt.rebased);
 }
@@ -179,9 +253,25 @@ fn rule3_head_match_commits_without_rebase() {
 #[test]
 fn rule3_rebase_when_targets_unchanged() {
     let mut l = Ledger::new(4);
-    let target = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    commit_one(&mut l, "a2", WriteReason::DirectUserStatement, fact("Likes jazz"));
-    let mut i = intent(ACCT, "a3", WriteReason::DirectUserStatement, 1, vec![close(&target, "no longer")]);
+    let target = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    commit_one(
+        &mut l,
+        "a2",
+        WriteReason::DirectUserStatement,
+        fact("Likes jazz"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&target, "no longer")],
+    );
     plan(&mut i, &target);
     let d = l.apply(&rec(i, T0 + 9));
     expect(&d, Outcome::Committed, None);
@@ -192,8 +282,19 @@ fn rule3_rebase_when_targets_unchanged() {
 #[test]
 fn rule3_head_moved_strict() {
     let mut l = Ledger::new(4);
-    commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 0, vec![Op::Assert(fact("x"))]);
+    commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        0,
+        vec![Op::Assert(fact("x"))],
+    );
     i.planned_against.policy = HeadPolicy::Strict;
     let d = l.apply(&rec(i, T0 + 9));
     expect(&d, Outcome::Replan, Some(Code::HeadMoved));
@@ -203,33 +304,70 @@ fn rule3_head_moved_strict() {
 #[test]
 fn rule3_stale_target_never_blind_writes() {
     let mut l = Ledger::new(4);
-    let target = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
+    let target = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
     // Another extractor attaches evidence: revision 2.
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::AttachEvidence(AttachEvidenceOp {
-        target: target.memory_id.clone(),
-        evidence: vec![evidence("m1", None)],
-    })]);
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::AttachEvidence(AttachEvidenceOp {
+            target: target.memory_id.clone(),
+            evidence: vec![evidence("m1", None)],
+        })],
+    );
     plan(&mut i, &target);
     expect(&l.apply(&rec(i, T0 + 2)), Outcome::Committed, None);
     // A close planned against revision 1 must replan, listing the target as it is now.
-    let mut c = intent(ACCT, "a3", WriteReason::DirectUserStatement, 1, vec![close(&target, "gone")]);
+    let mut c = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&target, "gone")],
+    );
     plan(&mut c, &target);
     let d = l.apply(&rec(c, T0 + 3));
     expect(&d, Outcome::Replan, Some(Code::StaleTarget));
     assert_eq!(d.receipt.stale_targets.len(), 1);
     assert_eq!(d.receipt.stale_targets[0].revision, Some(2));
     assert_eq!(d.receipt.stale_targets[0].status, Some(Status::Active));
-    assert_eq!(l.row(ACCT, &target.memory_id).unwrap().status, Status::Active);
+    assert_eq!(
+        l.row(ACCT, &target.memory_id).unwrap().status,
+        Status::Active
+    );
 }
 
 #[test]
 fn rule3_stale_target_when_inactive() {
     let mut l = Ledger::new(4);
-    let target = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut c = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![close(&target, "gone")]);
+    let target = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut c = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&target, "gone")],
+    );
     plan(&mut c, &target);
     expect(&l.apply(&rec(c, T0 + 2)), Outcome::Committed, None);
-    let mut again = intent(ACCT, "a3", WriteReason::DirectUserStatement, 1, vec![close(&target, "gone")]);
+    let mut again = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&target, "gone")],
+    );
     plan(&mut again, &l.row(ACCT, &target.memory_id).unwrap());
     let d = l.apply(&rec(again, T0 + 3));
     expect(&d, Outcome::Replan, Some(Code::StaleTarget));
@@ -241,31 +379,76 @@ fn rule3_stale_target_when_inactive() {
 #[test]
 fn rule4_target_missing() {
     let mut l = Ledger::new(4);
-    commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut c = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Close(CloseOp {
-        target: "mem_01J000000000000000000000".into(),
-        valid_to: None,
-        reason: "x".into(),
-    })]);
-    c.planned_against.targets.push(TargetRef { memory_id: "mem_01J000000000000000000000".into(), revision: 1, content_hash: "h".into() });
-    expect(&l.apply(&rec(c, T0 + 1)), Outcome::Rejected, Some(Code::TargetMissing));
+    commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut c = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::Close(CloseOp {
+            target: "mem_01J000000000000000000000".into(),
+            valid_to: None,
+            reason: "x".into(),
+        })],
+    );
+    c.planned_against.targets.push(TargetRef {
+        memory_id: "mem_01J000000000000000000000".into(),
+        revision: 1,
+        content_hash: "h".into(),
+    });
+    expect(
+        &l.apply(&rec(c, T0 + 1)),
+        Outcome::Rejected,
+        Some(Code::TargetMissing),
+    );
 }
 
 #[test]
 fn rule4_amend_mismatch() {
     let mut l = Ledger::new(4);
-    let old = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![amend(&[&old], third_party("person_x", "Likes tea"))]);
+    let old = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![amend(&[&old], third_party("person_x", "Likes tea"))],
+    );
     plan(&mut i, &old);
-    expect(&l.apply(&rec(i, T0 + 1)), Outcome::Rejected, Some(Code::AmendMismatch));
+    expect(
+        &l.apply(&rec(i, T0 + 1)),
+        Outcome::Rejected,
+        Some(Code::AmendMismatch),
+    );
 }
 
 #[test]
 fn rule4_slot_occupied() {
     let mut l = Ledger::new(4);
-    let occupant = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Oslo"));
+    let occupant = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Oslo"),
+    );
     // Alias `city` resolves to the same slot.
-    let i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Assert(slotted("city", "Lives in Rome"))]);
+    let i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::Assert(slotted("city", "Lives in Rome"))],
+    );
     let d = l.apply(&rec(i, T0 + 1));
     expect(&d, Outcome::Replan, Some(Code::SlotOccupied));
     assert_eq!(d.receipt.stale_targets[0].memory_id, occupant.memory_id);
@@ -274,11 +457,22 @@ fn rule4_slot_occupied() {
 #[test]
 fn rule4_slot_freed_by_close_in_same_intent() {
     let mut l = Ledger::new(4);
-    let occupant = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Oslo"));
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![
-        close(&occupant, "moved"),
-        Op::Assert(slotted("home_city", "Lives in Rome")),
-    ]);
+    let occupant = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Oslo"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![
+            close(&occupant, "moved"),
+            Op::Assert(slotted("home_city", "Lives in Rome")),
+        ],
+    );
     plan(&mut i, &occupant);
     expect(&l.apply(&rec(i, T0 + 1)), Outcome::Committed, None);
 }
@@ -289,7 +483,12 @@ fn rule4_slots_only_bind_primary_user_facts() {
     let mut a = third_party("person_anna", "Anna lives in Oslo");
     a.slot = Some("home_city".into());
     commit_one(&mut l, "a1", WriteReason::DirectUserStatement, a.clone());
-    commit_one(&mut l, "a2", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Rome"));
+    commit_one(
+        &mut l,
+        "a2",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Rome"),
+    );
     a.content = "Anna lives in Bergen".into();
     commit_one(&mut l, "a3", WriteReason::DirectUserStatement, a);
 }
@@ -299,13 +498,38 @@ fn rule4_slots_only_bind_primary_user_facts() {
 #[test]
 fn rule5_authority() {
     let mut l = Ledger::new(4);
-    let user = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, slotted("employer", "Works at Acme"));
-    let mut i = intent(ACCT, "a2", WriteReason::DailyReconciliation, 1, vec![amend(&[&user], slotted("employer", "Works at Globex"))]);
+    let user = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("employer", "Works at Acme"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DailyReconciliation,
+        1,
+        vec![amend(&[&user], slotted("employer", "Works at Globex"))],
+    );
     plan(&mut i, &user);
-    expect(&l.apply(&rec(i.clone(), T0 + 1)), Outcome::Rejected, Some(Code::Authority));
-    let mut c = intent(ACCT, "a3", WriteReason::AgentReusableConclusion, 1, vec![close(&user, "stale")]);
+    expect(
+        &l.apply(&rec(i.clone(), T0 + 1)),
+        Outcome::Rejected,
+        Some(Code::Authority),
+    );
+    let mut c = intent(
+        ACCT,
+        "a3",
+        WriteReason::AgentReusableConclusion,
+        1,
+        vec![close(&user, "stale")],
+    );
     plan(&mut c, &user);
-    expect(&l.apply(&rec(c, T0 + 2)), Outcome::Rejected, Some(Code::Authority));
+    expect(
+        &l.apply(&rec(c, T0 + 2)),
+        Outcome::Rejected,
+        Some(Code::Authority),
+    );
     // The same reason from a higher-ranked source type is allowed.
     i.action_id = "a4".into();
     i.write_reason = WriteReason::DirectUserStatement;
@@ -316,11 +540,22 @@ fn rule5_authority() {
 #[test]
 fn rule5_purge_outranks_everything() {
     let mut l = Ledger::new(4);
-    let user = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let p = intent(ACCT, "a2", WriteReason::StandingTrigger, 0, vec![Op::Purge(PurgeOp {
-        target: Some(user.memory_id.clone()),
-        ..PurgeOp::default()
-    })]);
+    let user = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let p = intent(
+        ACCT,
+        "a2",
+        WriteReason::StandingTrigger,
+        0,
+        vec![Op::Purge(PurgeOp {
+            target: Some(user.memory_id.clone()),
+            ..PurgeOp::default()
+        })],
+    );
     let d = l.apply(&rec(p, T0 + 1));
     expect(&d, Outcome::Committed, None);
     assert_eq!(d.commit.unwrap().ops[0].row.status, Status::Tombstoned);
@@ -333,7 +568,16 @@ fn rule6_commit_fields() {
     let mut l = Ledger::new(4);
     let mut op = slotted("city", "Lives in Oslo");
     op.valid_from = Some(T0 - 1_000);
-    let d = l.apply(&rec(intent(ACCT, "a1", WriteReason::DirectUserStatement, 0, vec![Op::Assert(op.clone())]), T0));
+    let d = l.apply(&rec(
+        intent(
+            ACCT,
+            "a1",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(op.clone())],
+        ),
+        T0,
+    ));
     let c = d.commit.unwrap();
     assert_eq!(c.commit_seq, 1);
     assert_eq!(c.prev_hash, GENESIS_HASH);
@@ -366,9 +610,18 @@ fn rule6_user_asserted_and_intent_backed_by_reason() {
             _ => fact("Likes tea"),
         };
         let row = commit_one(&mut l, "a1", *reason, op);
-        let asserted = matches!(reason, WriteReason::DirectUserStatement | WriteReason::ExplicitRemember | WriteReason::Onboarding);
+        let asserted = matches!(
+            reason,
+            WriteReason::DirectUserStatement
+                | WriteReason::ExplicitRemember
+                | WriteReason::Onboarding
+        );
         assert_eq!(row.user_asserted, asserted, "{reason}");
-        assert_eq!(row.intent_backed, *reason != WriteReason::LegacyMigration, "{reason}");
+        assert_eq!(
+            row.intent_backed,
+            *reason != WriteReason::LegacyMigration,
+            "{reason}"
+        );
     }
 }
 
@@ -378,10 +631,21 @@ fn rule6_amend_closes_every_predecessor_in_one_commit() {
     let mut a = fact("Works at Acme");
     a.valid_from = Some(T0 - 10_000);
     let a = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, a);
-    let b = commit_one(&mut l, "a2", WriteReason::DirectUserStatement, fact("Works at Acme Corp"));
+    let b = commit_one(
+        &mut l,
+        "a2",
+        WriteReason::DirectUserStatement,
+        fact("Works at Acme Corp"),
+    );
     let mut rep = fact("Works at Globex");
     rep.valid_from = Some(T0 - 5_000);
-    let mut i = intent(ACCT, "a3", WriteReason::DirectUserStatement, 2, vec![amend(&[&a, &b], rep)]);
+    let mut i = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        2,
+        vec![amend(&[&a, &b], rep)],
+    );
     plan(&mut i, &a);
     plan(&mut i, &b);
     let c = l.apply(&rec(i, T0 + 10)).commit.unwrap();
@@ -403,12 +667,26 @@ fn rule6_amend_closes_every_predecessor_in_one_commit() {
 #[test]
 fn rule6_close_sets_valid_to_and_keeps_history() {
     let mut l = Ledger::new(4);
-    let a = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut i = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![close(&a, "changed taste")]);
+    let a = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&a, "changed taste")],
+    );
     plan(&mut i, &a);
     let c = l.apply(&rec(i, T0 + 50)).commit.unwrap();
     let row = &c.ops[0].row;
-    assert_eq!((c.ops[0].change, row.status), (Change::Closed, Status::Closed));
+    assert_eq!(
+        (c.ops[0].change, row.status),
+        (Change::Closed, Status::Closed)
+    );
     assert_eq!(row.valid_to, Some(T0 + 50));
     assert_eq!(row.closed_reason.as_deref(), Some("changed taste"));
     assert_eq!(row.content, "Likes tea");
@@ -417,11 +695,22 @@ fn rule6_close_sets_valid_to_and_keeps_history() {
 #[test]
 fn rule6_attach_evidence() {
     let mut l = Ledger::new(4);
-    let a = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let mut i = intent(ACCT, "a2", WriteReason::DailyReconciliation, 1, vec![Op::AttachEvidence(AttachEvidenceOp {
-        target: a.memory_id.clone(),
-        evidence: vec![evidence("m9", Some("I love tea"))],
-    })]);
+    let a = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let mut i = intent(
+        ACCT,
+        "a2",
+        WriteReason::DailyReconciliation,
+        1,
+        vec![Op::AttachEvidence(AttachEvidenceOp {
+            target: a.memory_id.clone(),
+            evidence: vec![evidence("m9", Some("I love tea"))],
+        })],
+    );
     plan(&mut i, &a);
     let c = l.apply(&rec(i, T0 + 1)).commit.unwrap();
     assert_eq!(c.ops[0].change, Change::EvidenceAttached);
@@ -429,19 +718,36 @@ fn rule6_attach_evidence() {
     assert_eq!(c.ops[0].row.content_hash, a.content_hash);
     // The row's quote budget holds across attachments.
     let row = c.ops[0].row.clone();
-    let mut over = intent(ACCT, "a3", WriteReason::DailyReconciliation, 2, vec![Op::AttachEvidence(AttachEvidenceOp {
-        target: a.memory_id.clone(),
-        evidence: (0..8).map(|i| evidence(&format!("q{i}"), Some("quote"))).collect(),
-    })]);
+    let mut over = intent(
+        ACCT,
+        "a3",
+        WriteReason::DailyReconciliation,
+        2,
+        vec![Op::AttachEvidence(AttachEvidenceOp {
+            target: a.memory_id.clone(),
+            evidence: (0..8)
+                .map(|i| evidence(&format!("q{i}"), Some("quote")))
+                .collect(),
+        })],
+    );
     plan(&mut over, &row);
-    expect(&l.apply(&rec(over, T0 + 2)), Outcome::Rejected, Some(Code::EvidenceLimit));
+    expect(
+        &l.apply(&rec(over, T0 + 2)),
+        Outcome::Rejected,
+        Some(Code::EvidenceLimit),
+    );
 }
 
 #[test]
 fn rule6_head_hash_chains() {
     let mut l = Ledger::new(4);
     for i in 0..5 {
-        commit_one(&mut l, &format!("a{i}"), WriteReason::DirectUserStatement, fact(&format!("fact {i}")));
+        commit_one(
+            &mut l,
+            &format!("a{i}"),
+            WriteReason::DirectUserStatement,
+            fact(&format!("fact {i}")),
+        );
     }
     let mut prev = GENESIS_HASH.to_owned();
     for c in &l.commits {
@@ -460,11 +766,17 @@ fn rule7_purge_row_erases_content_keeps_lineage() {
     let mut op = fact("Has a rare condition");
     op.evidence = vec![evidence("m1", Some("secret words"))];
     let a = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, op);
-    let p = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Purge(PurgeOp {
-        target: Some(a.memory_id.clone()),
-        reason: "user request".into(),
-        ..PurgeOp::default()
-    })]);
+    let p = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::Purge(PurgeOp {
+            target: Some(a.memory_id.clone()),
+            reason: "user request".into(),
+            ..PurgeOp::default()
+        })],
+    );
     let c = l.apply(&rec(p, T0 + 1)).commit.unwrap();
     let row = &c.ops[0].row;
     assert_eq!(row.status, Status::Tombstoned);
@@ -472,19 +784,43 @@ fn rule7_purge_row_erases_content_keeps_lineage() {
     assert_eq!(row.evidence[0].quote, None);
     assert_eq!(row.evidence[0].source_id, "conv_m1");
     assert_ne!(row.content_hash, a.content_hash);
-    assert_eq!(l.row(ACCT, &a.memory_id).unwrap().status, Status::Tombstoned);
+    assert_eq!(
+        l.row(ACCT, &a.memory_id).unwrap().status,
+        Status::Tombstoned
+    );
 }
 
 #[test]
 fn rule7_purge_entity() {
     let mut l = Ledger::new(4);
-    let x = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, third_party("person_anna", "Anna likes tea"));
-    let y = commit_one(&mut l, "a2", WriteReason::DirectUserStatement, third_party("person_anna", "Anna lives in Oslo"));
-    let z = commit_one(&mut l, "a3", WriteReason::DirectUserStatement, third_party("person_bo", "Bo likes jazz"));
-    let p = intent(ACCT, "a4", WriteReason::DirectUserStatement, 3, vec![Op::Purge(PurgeOp {
-        entity_id: Some("person_anna".into()),
-        ..PurgeOp::default()
-    })]);
+    let x = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        third_party("person_anna", "Anna likes tea"),
+    );
+    let y = commit_one(
+        &mut l,
+        "a2",
+        WriteReason::DirectUserStatement,
+        third_party("person_anna", "Anna lives in Oslo"),
+    );
+    let z = commit_one(
+        &mut l,
+        "a3",
+        WriteReason::DirectUserStatement,
+        third_party("person_bo", "Bo likes jazz"),
+    );
+    let p = intent(
+        ACCT,
+        "a4",
+        WriteReason::DirectUserStatement,
+        3,
+        vec![Op::Purge(PurgeOp {
+            entity_id: Some("person_anna".into()),
+            ..PurgeOp::default()
+        })],
+    );
     let c = l.apply(&rec(p, T0 + 9)).commit.unwrap();
     let mut ids: Vec<&str> = c.ops.iter().map(|o| o.row.memory_id.as_str()).collect();
     ids.sort();
@@ -498,18 +834,43 @@ fn rule7_purge_entity() {
 #[test]
 fn rule7_purge_whole_account_bumps_generation() {
     let mut l = Ledger::new(4);
-    commit_one(&mut l, "a1", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Oslo"));
-    commit_one(&mut l, "a2", WriteReason::RecurringWorkflow, document("Playbook", "steps"));
-    let p = intent(ACCT, "a3", WriteReason::DirectUserStatement, 0, vec![Op::Purge(PurgeOp {
-        whole_account: true,
-        ..PurgeOp::default()
-    })]);
+    commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Oslo"),
+    );
+    commit_one(
+        &mut l,
+        "a2",
+        WriteReason::RecurringWorkflow,
+        document("Playbook", "steps"),
+    );
+    let p = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        0,
+        vec![Op::Purge(PurgeOp {
+            whole_account: true,
+            ..PurgeOp::default()
+        })],
+    );
     let c = l.apply(&rec(p, T0 + 9)).commit.unwrap();
     assert_eq!(c.generation, 1);
     assert_eq!(c.ops.len(), 2);
-    assert!(c.ops.iter().all(|o| o.row.status == Status::Tombstoned && o.row.generation == 1));
+    assert!(
+        c.ops
+            .iter()
+            .all(|o| o.row.status == Status::Tombstoned && o.row.generation == 1)
+    );
     // The slot is free again.
-    let row = commit_one(&mut l, "a4", WriteReason::DirectUserStatement, slotted("home_city", "Lives in Rome"));
+    let row = commit_one(
+        &mut l,
+        "a4",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Rome"),
+    );
     assert_eq!(row.generation, 1);
 }
 
@@ -517,13 +878,37 @@ fn rule7_purge_whole_account_bumps_generation() {
 fn rule7_purge_of_a_foreign_row_is_target_missing() {
     let mut l = Ledger::new(4);
     let other = "t_acme/user/u_2";
-    let d = l.apply(&rec(intent(other, "b1", WriteReason::DirectUserStatement, 0, vec![Op::Assert(fact("Bo's fact"))]), T0));
+    let d = l.apply(&rec(
+        intent(
+            other,
+            "b1",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(fact("Bo's fact"))],
+        ),
+        T0,
+    ));
     let foreign = d.commit.unwrap().ops[0].row.memory_id.clone();
-    commit_one(&mut l, "a1", WriteReason::DirectUserStatement, fact("Likes tea"));
-    let p = intent(ACCT, "a2", WriteReason::DirectUserStatement, 1, vec![Op::Purge(PurgeOp {
-        target: Some(foreign.clone()),
-        ..PurgeOp::default()
-    })]);
-    expect(&l.apply(&rec(p, T0 + 1)), Outcome::Rejected, Some(Code::TargetMissing));
+    commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        fact("Likes tea"),
+    );
+    let p = intent(
+        ACCT,
+        "a2",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![Op::Purge(PurgeOp {
+            target: Some(foreign.clone()),
+            ..PurgeOp::default()
+        })],
+    );
+    expect(
+        &l.apply(&rec(p, T0 + 1)),
+        Outcome::Rejected,
+        Some(Code::TargetMissing),
+    );
     assert_eq!(l.row(other, &foreign).unwrap().status, Status::Active);
 }

@@ -75,9 +75,11 @@ fn convert(value: &Value, schema: &Schema, names: &NamesRef<'_>) -> Result<Json,
                 .all(|b| matches!(deref(b, names), Ok(Schema::Record(_))));
             let mut json = convert(inner, branch, names)?;
             if all_records
-                && let (Schema::Record(record), Json::Object(obj)) = (deref(branch, names)?, &mut json) {
-                    obj.insert("op".into(), Json::String(op_tag(&record.name.name)));
-                }
+                && let (Schema::Record(record), Json::Object(obj)) =
+                    (deref(branch, names)?, &mut json)
+            {
+                obj.insert("op".into(), Json::String(op_tag(&record.name.name)));
+            }
             json
         }
         (Value::Array(items), Schema::Array(array)) => Json::Array(

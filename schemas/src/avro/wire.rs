@@ -3,8 +3,8 @@
 //!
 //! Writing uses single-object encoding unless a registry id is given. Reading accepts both:
 //! data written with the current schema takes the fast hand-written path; data written with an
-//! older (known) schema is resolved by apache-avro into the current schema and then read
-//! through the records' JSON form.
+//! older (known) schema is read with that schema and mapped into the current record through
+//! the records' JSON form.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
@@ -50,7 +50,10 @@ impl CurrentSchema {
         let schema = Schema::parse_str(text)
             .unwrap_or_else(|e| panic!("embedded schema {name} does not parse: {e}"));
         let fingerprint = fingerprint(&schema);
-        Self { schema, fingerprint }
+        Self {
+            schema,
+            fingerprint,
+        }
     }
 }
 
@@ -128,7 +131,8 @@ impl KnownSchemas {
     /// Adds a schema, optionally under a registry id.
     pub fn add(&mut self, schema: Schema, id: Option<u32>) {
         let schema = Arc::new(schema);
-        self.by_fingerprint.insert(fingerprint(&schema), schema.clone());
+        self.by_fingerprint
+            .insert(fingerprint(&schema), schema.clone());
         if let Some(id) = id {
             self.by_id.insert(id, schema);
         }
@@ -208,24 +212,26 @@ pub fn decode_body<T: AvroCodec>(body: &[u8]) -> Result<T, DecodeError> {
     Ok(v)
 }
 
-/// The slow path: resolve `writer` data into the current schema with apache-avro.
+/// The slow path for data written with another (older) schema: checked for compatibility, read
+/// with the writer schema, and mapped into the current record through its JSON form, where
+/// fields the writer lacks take their defaults (the same defaults as the `.avsc`). Reading with
+/// the writer's own shape avoids apache-avro's resolution of unions of records, which picks a
+/// branch by structure and can confuse one op record for another.
 fn decode_resolved<T: Record>(writer: &Schema, body: &[u8]) -> Result<T, DecodeError> {
-    let reader_schema = schema::<T>();
-    SchemaCompatibility::can_read(writer, reader_schema)
+    SchemaCompatibility::can_read(writer, schema::<T>())
         .map_err(|e| DecodeError::SchemaMismatch(e.to_string()))?;
     let mut cursor = body;
     // apache-avro is not ours: keep a panic in it from taking the processor down.
-    let value = std::panic::catch_unwind(move || {
-        let v = apache_avro::from_avro_datum(writer, &mut cursor, Some(reader_schema));
+    let (value, left) = std::panic::catch_unwind(move || {
+        let v = apache_avro::from_avro_datum(writer, &mut cursor, None);
         (v, cursor.len())
     })
-    .map_err(|_| DecodeError::SchemaMismatch("avro resolution panicked".into()))?;
-    let (value, left) = value;
+    .map_err(|_| DecodeError::SchemaMismatch("avro decoding panicked".into()))?;
     let value = value.map_err(|e| DecodeError::SchemaMismatch(e.to_string()))?;
     if left != 0 {
         return Err(DecodeError::TrailingBytes(left));
     }
-    let json = super::json::to_json(&value, reader_schema)
+    let json = super::json::to_json(&value, writer)
         .map_err(|e| DecodeError::SchemaMismatch(e.to_string()))?;
     serde_json::from_value(json).map_err(|e| DecodeError::SchemaMismatch(e.to_string()))
 }

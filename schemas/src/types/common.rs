@@ -102,7 +102,6 @@ avro_enum! {
     }
 }
 
-
 /// The tenant block: who owns the account and where it lives (cm_payload_v1 identifiers).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -123,7 +122,14 @@ pub struct Tenant {
     /// The owner's id (`agt_` for agents, `team_` for teams).
     pub owner_id: String,
 }
-avro_record!(Tenant { tenant_id, team_id, project_id, agent_id, owner_kind, owner_id });
+avro_record!(Tenant {
+    tenant_id,
+    team_id,
+    project_id,
+    agent_id,
+    owner_kind,
+    owner_id
+});
 
 impl Tenant {
     /// `{tenant_id}/{owner_kind}/{owner_id}`: the account this block names.
@@ -147,7 +153,12 @@ pub struct Source {
     #[serde(default)]
     pub author_id: Option<String>,
 }
-avro_record!(Source { source_id, source_type, source_version, author_id });
+avro_record!(Source {
+    source_id,
+    source_type,
+    source_version,
+    author_id
+});
 
 /// The rule or process that produced a write.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -186,7 +197,10 @@ avro_record!(Sensitivity { level, labels });
 
 impl Default for Sensitivity {
     fn default() -> Self {
-        Self { level: SensitivityLevel::Normal, labels: Vec::new() }
+        Self {
+            level: SensitivityLevel::Normal,
+            labels: Vec::new(),
+        }
     }
 }
 
@@ -204,7 +218,11 @@ pub struct Acl {
     #[serde(default)]
     pub read_role_ids: Vec<String>,
 }
-avro_record!(Acl { read_team_ids, read_agent_ids, read_role_ids });
+avro_record!(Acl {
+    read_team_ids,
+    read_agent_ids,
+    read_role_ids
+});
 
 /// Where inside a source a claim was found.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -229,7 +247,14 @@ pub struct Locator {
     #[serde(default)]
     pub span_end: Option<i64>,
 }
-avro_record!(Locator { page, heading, paragraph, message_id, span_start, span_end });
+avro_record!(Locator {
+    page,
+    heading,
+    paragraph,
+    message_id,
+    span_start,
+    span_end
+});
 
 /// A reference that lets a reviewer reopen the material behind a claim.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -252,7 +277,14 @@ pub struct Evidence {
     #[serde(default)]
     pub checksum: Option<String>,
 }
-avro_record!(Evidence { source_type, source_id, source_version, locator, quote, checksum });
+avro_record!(Evidence {
+    source_type,
+    source_id,
+    source_version,
+    locator,
+    quote,
+    checksum
+});
 
 /// A vector supplied with the intent.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -53,7 +53,11 @@ pub struct PlannedAgainst {
     #[serde(default)]
     pub targets: Vec<TargetRef>,
 }
-avro_record!(PlannedAgainst { head_seq, policy, targets });
+avro_record!(PlannedAgainst {
+    head_seq,
+    policy,
+    targets
+});
 
 /// A row as the extractor saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -66,7 +70,11 @@ pub struct TargetRef {
     /// Its content hash when read.
     pub content_hash: String,
 }
-avro_record!(TargetRef { memory_id, revision, content_hash });
+avro_record!(TargetRef {
+    memory_id,
+    revision,
+    content_hash
+});
 
 /// One operation of an intent. JSON form: an object tagged by `op`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -227,7 +235,10 @@ pub struct AmendOp {
     /// The new row.
     pub replacement: AssertOp,
 }
-avro_record!(AmendOp { targets, replacement });
+avro_record!(AmendOp {
+    targets,
+    replacement
+});
 
 /// Close a row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -241,7 +252,11 @@ pub struct CloseOp {
     /// Why (≤1,000).
     pub reason: String,
 }
-avro_record!(CloseOp { target, valid_to, reason });
+avro_record!(CloseOp {
+    target,
+    valid_to,
+    reason
+});
 
 /// Add evidence to a row.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -272,7 +287,12 @@ pub struct PurgeOp {
     #[serde(default)]
     pub reason: String,
 }
-avro_record!(PurgeOp { target, entity_id, whole_account, reason });
+avro_record!(PurgeOp {
+    target,
+    entity_id,
+    whole_account,
+    reason
+});
 
 /// One line of an intents JSONL file: the intent with its Kafka record metadata.
 ///

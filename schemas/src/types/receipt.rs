@@ -71,7 +71,12 @@ pub struct StaleTarget {
     /// Its current status.
     pub status: Option<Status>,
 }
-avro_record!(StaleTarget { memory_id, revision, content_hash, status });
+avro_record!(StaleTarget {
+    memory_id,
+    revision,
+    content_hash,
+    status
+});
 
 /// The rendered current view of an account (compacted topic `kledger.views.v1`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -128,4 +133,11 @@ pub struct WatchItem {
     /// Expiry (ms).
     pub expires_at: Option<i64>,
 }
-avro_record!(WatchItem { memory_id, content, condition, valid_from, valid_to, expires_at });
+avro_record!(WatchItem {
+    memory_id,
+    content,
+    condition,
+    valid_from,
+    valid_to,
+    expires_at
+});

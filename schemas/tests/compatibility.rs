@@ -1,0 +1,111 @@
+//! Schema evolution: each current schema reads every released version's data, and data written
+//! with an older writer schema is resolved into the current record.
+
+mod common;
+
+use apache_avro::schema_compatibility::SchemaCompatibility;
+use apache_avro::types::Value;
+use apache_avro::{Schema, from_avro_datum, to_avro_datum};
+use kledger_schemas::avro::{AvroCodec, KnownSchemas, Record, decode, fingerprint, schema};
+use kledger_schemas::*;
+use proptest::prelude::*;
+
+fn released(name: &str) -> Vec<Schema> {
+    kledger_schemas::released::ALL
+        .iter()
+        .map(|t| Schema::parse_str(t).unwrap())
+        .filter(|s| s.name().map(|n| n.name.as_str()) == Some(name))
+        .collect()
+}
+
+/// Writes `value` with `writer` (through apache-avro) in single-object framing.
+fn written_with<T: Record>(value: &T, writer: &Schema) -> Vec<u8> {
+    let mut body = Vec::new();
+    value.encode(&mut body);
+    let v = from_avro_datum(schema::<T>(), &mut body.as_slice(), None).unwrap();
+    let mut out = vec![0xC3, 0x01];
+    out.extend_from_slice(&fingerprint(writer).to_le_bytes());
+    out.extend_from_slice(&to_avro_datum(writer, v).unwrap());
+    out
+}
+
+fn reads_every_release<T: Record + PartialEq + std::fmt::Debug>(value: &T) {
+    let versions = released(T::NAME);
+    assert!(!versions.is_empty(), "no released {}", T::NAME);
+    for old in versions {
+        SchemaCompatibility::can_read(&old, schema::<T>()).expect("current reads released");
+        let bytes = written_with(value, &old);
+        let got = decode::<T>(&bytes, &KnownSchemas::released()).unwrap();
+        if &got != value {
+            let (a, b) = (
+                serde_json::to_string(&got).unwrap(),
+                serde_json::to_string(value).unwrap(),
+            );
+            let at = a
+                .chars()
+                .zip(b.chars())
+                .position(|(x, y)| x != y)
+                .unwrap_or(0);
+            let a: String = a.chars().skip(at.saturating_sub(80)).take(160).collect();
+            let b: String = b.chars().skip(at.saturating_sub(80)).take(160).collect();
+            panic!("differs:\n got {a}\nwant {b}");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
+
+    #[test]
+    fn current_reads_released_intents(v in common::intent()) { reads_every_release(&v) }
+
+    #[test]
+    fn current_reads_released_commits(v in common::commit()) { reads_every_release(&v) }
+
+    #[test]
+    fn current_reads_released_receipts(v in common::receipt()) { reads_every_release(&v) }
+
+    #[test]
+    fn current_reads_released_views(v in common::view()) { reads_every_release(&v) }
+}
+
+/// An older writer without `planned_against.policy` (which has a default): its data resolves
+/// through apache-avro into the current `Intent`, with the default filled in.
+#[test]
+fn older_writer_is_resolved_with_defaults() {
+    let mut json: serde_json::Value = serde_json::from_str(Intent::SCHEMA_JSON).unwrap();
+    let fields = json["fields"].as_array_mut().unwrap();
+    let pa = fields
+        .iter_mut()
+        .find(|f| f["name"] == "planned_against")
+        .unwrap();
+    let pa_fields = pa["type"]["fields"].as_array_mut().unwrap();
+    let policy = pa_fields
+        .iter()
+        .position(|f| f["name"] == "policy")
+        .unwrap();
+    // HeadPolicy is defined inside `policy`; keep the enum defined by moving nothing else.
+    pa_fields.remove(policy);
+    let older = Schema::parse_str(&json.to_string()).unwrap();
+    assert_ne!(fingerprint(&older), Intent::current().fingerprint);
+    let mut intent: Intent =
+        serde_json::from_str(include_str!("../../examples/intent.json")).unwrap();
+    intent.planned_against.policy = HeadPolicy::Rebase;
+    // Write with the older schema: our value without the field it lacks.
+    let mut body = Vec::new();
+    intent.encode(&mut body);
+    let mut v = from_avro_datum(schema::<Intent>(), &mut body.as_slice(), None).unwrap();
+    if let Value::Record(fields) = &mut v {
+        for (name, f) in fields.iter_mut() {
+            if let (true, Value::Record(pa)) = (name == "planned_against", f) {
+                pa.retain(|(n, _)| n != "policy");
+            }
+        }
+    }
+    let mut bytes = vec![0xC3, 0x01];
+    bytes.extend_from_slice(&fingerprint(&older).to_le_bytes());
+    bytes.extend_from_slice(&to_avro_datum(&older, v).unwrap());
+    let mut known = KnownSchemas::default();
+    known.add(older, None);
+    assert_eq!(decode::<Intent>(&bytes, &known).unwrap(), intent);
+}
