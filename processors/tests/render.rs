@@ -1,0 +1,171 @@
+//! Golden tests of the profile and the playbook index: ordering, whole-line fitting and every
+//! exclusion (closed, unslotted, third-party, restricted, disputed, not yet valid, expired,
+//! legacy migration).
+
+use kledger_processors::render::{self, PLAYBOOK_INDEX_CHARS_MAX, PROFILE_CHARS_MAX, fit_lines};
+use kledger_schemas::*;
+use kledger_testkit::build::{close, document, fact, intent, plan, slotted, third_party};
+use kledger_testkit::ledger::Ledger;
+
+const ACCT: &str = "t_acme/user/u_1";
+const NOW: i64 = 1_767_225_600_000;
+const DAY: i64 = 86_400_000;
+
+fn golden(name: &str, actual: &str) {
+    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    if std::env::var_os("KLEDGER_BLESS").is_some() {
+        std::fs::write(&path, actual).unwrap();
+    }
+    assert_eq!(
+        actual,
+        std::fs::read_to_string(&path).unwrap(),
+        "{name} (KLEDGER_BLESS=1 rewrites it)"
+    );
+}
+
+struct Builder {
+    ledger: Ledger,
+    seq: i64,
+}
+
+impl Builder {
+    fn put(&mut self, reason: WriteReason, op: AssertOp) -> Row {
+        self.seq += 1;
+        let i = intent(
+            ACCT,
+            &format!("a{}", self.seq),
+            reason,
+            self.seq - 1,
+            vec![Op::Assert(op)],
+        );
+        let d = self.ledger.apply(&IntentRecord {
+            timestamp: NOW - 10 * DAY + self.seq,
+            partition: None,
+            offset: None,
+            intent: i,
+        });
+        assert_eq!(d.receipt.outcome, Outcome::Committed, "{:?}", d.receipt);
+        d.commit.unwrap().ops[0].row.clone()
+    }
+}
+
+fn weighted(mut op: AssertOp, w: i32) -> AssertOp {
+    op.curation_weight = w;
+    op
+}
+
+fn ledger() -> Builder {
+    let mut b = Builder {
+        ledger: Ledger::new(1),
+        seq: 0,
+    };
+    let u = WriteReason::DirectUserStatement;
+    b.put(u, weighted(slotted("home_city", "Lives in Lisbon"), 40));
+    b.put(u, weighted(slotted("employer", "Works at Acme"), 40));
+    let mut proposed = weighted(slotted("current_focus", "Focused on the Q3 launch"), 90);
+    proposed.assertion_class = AssertionClass::Proposed;
+    b.put(WriteReason::AgentReusableConclusion, proposed);
+    b.put(
+        u,
+        weighted(slotted("dietary_preferences", "Vegetarian"), -20),
+    );
+    // Exclusions.
+    let closed = b.put(u, weighted(slotted("timezone", "Europe/Lisbon"), 99));
+    b.seq += 1;
+    let mut i = intent(
+        ACCT,
+        "close-tz",
+        u,
+        b.seq - 1,
+        vec![close(&closed, "moved")],
+    );
+    plan(&mut i, &closed);
+    b.ledger.apply(&IntentRecord {
+        timestamp: NOW - DAY,
+        partition: None,
+        offset: None,
+        intent: i,
+    });
+    b.put(u, weighted(fact("Likes jazz (unslotted)"), 100));
+    let mut tp = weighted(third_party("person_anna", "Anna lives in Oslo"), 100);
+    tp.slot = Some("home_city".into());
+    b.put(u, tp);
+    let mut restricted = weighted(slotted("age_years", "Is 41 years old"), 100);
+    restricted.sensitivity.level = SensitivityLevel::Restricted;
+    b.put(u, restricted);
+    let mut disputed = weighted(slotted("occupation", "Is a pilot"), 100);
+    disputed.assertion_class = AssertionClass::Disputed;
+    b.put(u, disputed);
+    let mut future = weighted(slotted("work_city", "Works in Porto from next month"), 100);
+    future.valid_from = Some(NOW + 30 * DAY);
+    b.put(u, future);
+    let mut expired = weighted(slotted("preferred_name", "Goes by Al"), 100);
+    expired.expires_at = Some(NOW - DAY);
+    b.put(u, expired);
+    b.put(
+        WriteReason::LegacyMigration,
+        weighted(slotted("primary_language", "Speaks Portuguese"), 100),
+    );
+    // Playbooks.
+    let r = WriteReason::RecurringWorkflow;
+    b.put(
+        r,
+        weighted(
+            document("Weekly status report for the data team", "steps"),
+            10,
+        ),
+    );
+    b.put(
+        r,
+        weighted(document("Quarterly OKR review with the leads", "steps"), 50),
+    );
+    let mut hidden = weighted(document("Restricted HR playbook", "steps"), 90);
+    hidden.sensitivity.level = SensitivityLevel::Restricted;
+    b.put(r, hidden);
+    b
+}
+
+fn current(b: &Builder) -> Vec<Row> {
+    b.ledger.rows(ACCT)
+}
+
+#[test]
+fn profile_golden() {
+    let b = ledger();
+    let rows = current(&b);
+    let profile = render::profile(&rows, NOW);
+    golden("profile.txt", &profile);
+    // Facts valid from next month appear once that time comes.
+    let later = render::profile(&rows, NOW + 31 * DAY);
+    assert!(later.contains("Works in Porto") && !profile.contains("Works in Porto"));
+}
+
+#[test]
+fn playbook_index_golden() {
+    let b = ledger();
+    golden(
+        "playbook_index.txt",
+        &render::playbook_index(&current(&b), NOW),
+    );
+}
+
+#[test]
+fn fitting_keeps_whole_lines_within_budget() {
+    let lines: Vec<String> = (0..100)
+        .map(|i| format!("- slot{i}: {}", "x".repeat(40 + i % 7)))
+        .collect();
+    let out = fit_lines(lines.clone(), PROFILE_CHARS_MAX);
+    assert!(out.chars().count() <= PROFILE_CHARS_MAX);
+    for l in out.lines() {
+        assert!(lines.contains(&l.to_owned()), "a line was cut: {l}");
+    }
+    // A line that cannot fit is skipped; shorter later lines still get in, in order.
+    let out = fit_lines(
+        vec!["a".repeat(790), "b".repeat(20), "c".repeat(5)],
+        PLAYBOOK_INDEX_CHARS_MAX,
+    );
+    assert_eq!(out, format!("{}\n{}", "a".repeat(790), "c".repeat(5)));
+    // Multi-byte text counts characters, not bytes.
+    let out = fit_lines(vec!["é".repeat(800)], PLAYBOOK_INDEX_CHARS_MAX);
+    assert_eq!(out.chars().count(), 800);
+}
