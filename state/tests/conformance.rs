@@ -12,7 +12,9 @@ fn suite(store: &dyn StateStore) {
     drop_partition_removes_only_that_partition(store);
 }
 
-fn w(entries: &[(Cf, &[u8], Option<&[u8]>)]) -> WriteSet {
+type Entry<'a> = (Cf, &'a [u8], Option<&'a [u8]>);
+
+fn w(entries: &[Entry<'_>]) -> WriteSet {
     let mut ws = WriteSet::default();
     for (cf, k, v) in entries {
         match v {
