@@ -81,7 +81,7 @@ pub fn malformed_receipt(line: &str, index: i64, error: &str) -> Receipt {
 }
 
 enum Line {
-    Record(Box<IntentRecord>),
+    Record(IntentRecord),
     Malformed(Receipt),
 }
 
@@ -108,7 +108,7 @@ pub fn apply<S: StateStore + ?Sized>(
                     Line::Malformed(malformed_receipt("", index, "line too long"))
                 } else {
                     match serde_json::from_str::<IntentRecord>(line) {
-                        Ok(r) => Line::Record(Box::new(r)),
+                        Ok(r) => Line::Record(r),
                         Err(e) => Line::Malformed(malformed_receipt(line, index, &e.to_string())),
                     }
                 });
