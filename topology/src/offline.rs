@@ -82,7 +82,7 @@ pub fn malformed_receipt(line: &str, index: i64, error: &str) -> Receipt {
 
 enum Line {
     Record(IntentRecord),
-    Malformed(Receipt),
+    Malformed(Box<Receipt>),
 }
 
 /// Runs every line of `input` through decide + state over `store`.
@@ -105,11 +105,11 @@ pub fn apply<S: StateStore + ?Sized>(
             let line = buf.trim();
             if !line.is_empty() {
                 batch.push(if line.len() > LINE_BYTES_MAX {
-                    Line::Malformed(malformed_receipt("", index, "line too long"))
+                    Line::Malformed(Box::new(malformed_receipt("", index, "line too long")))
                 } else {
                     match serde_json::from_str::<IntentRecord>(line) {
                         Ok(r) => Line::Record(r),
-                        Err(e) => Line::Malformed(malformed_receipt(line, index, &e.to_string())),
+                        Err(e) => Line::Malformed(Box::new(malformed_receipt(line, index, &e.to_string()))),
                     }
                 });
             }
@@ -151,7 +151,7 @@ fn run_batch<S: StateStore + ?Sized>(
         let r = match line {
             Line::Malformed(receipt) => {
                 summary.malformed += 1;
-                out_receipts.push(receipt);
+                out_receipts.push(*receipt);
                 continue;
             }
             Line::Record(r) => r,
