@@ -81,7 +81,7 @@ pub fn malformed_receipt(line: &str, index: i64, error: &str) -> Receipt {
 }
 
 enum Line {
-    Record(IntentRecord),
+    Record(Box<IntentRecord>),
     Malformed(Box<Receipt>),
 }
 
@@ -108,7 +108,7 @@ pub fn apply<S: StateStore + ?Sized>(
                     Line::Malformed(Box::new(malformed_receipt("", index, "line too long")))
                 } else {
                     match serde_json::from_str::<IntentRecord>(line) {
-                        Ok(r) => Line::Record(r),
+                        Ok(r) => Line::Record(Box::new(r)),
                         Err(e) => Line::Malformed(Box::new(malformed_receipt(line, index, &e.to_string()))),
                     }
                 });
