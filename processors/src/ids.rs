@@ -5,6 +5,60 @@ use kledger_schemas::avro::AvroCodec;
 use kledger_schemas::{AssertOp, Commit, Intent, Subject};
 use sha2::{Digest, Sha256};
 
+const HEX: &[u8; 16] = b"0123456789abcdef";
+
+/// Lowercase hex of `bytes`.
+pub fn to_hex(bytes: &[u8]) -> String {
+    let mut out = Vec::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0x0f)]);
+    }
+    // Only ASCII hex digits were pushed.
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Parses 64 hex digits (either case) into 32 bytes.
+pub fn from_hex32(s: &str) -> Option<[u8; 32]> {
+    fn nibble(c: u8) -> Option<u8> {
+        match c {
+            b'0'..=b'9' => Some(c - b'0'),
+            b'a'..=b'f' => Some(c - b'a' + 10),
+            b'A'..=b'F' => Some(c - b'A' + 10),
+            _ => None,
+        }
+    }
+    let s = s.as_bytes();
+    if s.len() != 64 {
+        return None;
+    }
+    let mut out = [0u8; 32];
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = (nibble(s[2 * i])? << 4) | nibble(s[2 * i + 1])?;
+    }
+    Some(out)
+}
+
+thread_local! {
+    static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(4096));
+}
+
+/// Runs `f` with an empty scratch buffer reused across calls on this thread.
+fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    BUFFER.with(|b| match b.try_borrow_mut() {
+        Ok(mut buf) => {
+            buf.clear();
+            let r = f(&mut buf);
+            // Do not let one huge record pin memory.
+            if buf.capacity() > 1 << 20 {
+                *buf = Vec::with_capacity(4096);
+            }
+            r
+        }
+        Err(_) => f(&mut Vec::new()),
+    })
+}
+
 /// The head hash before an account's first commit.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -85,7 +139,7 @@ pub fn content_hash(
     }
     h.opt(slot);
     subject(&mut h, subj);
-    hex::encode(h.finish())
+    to_hex(&h.finish())
 }
 
 /// The 80 random bits of a new row's ULID: SHA-256 over (account, action_id, op index, kind,
@@ -167,34 +221,35 @@ pub fn memory_uuid(memory_id: &str) -> Option<String> {
 /// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
 /// ops. `planned_against` is not payload: a retry may be planned against a newer head.
 pub fn intent_digest(intent: &Intent) -> String {
-    let mut buf = Vec::with_capacity(512);
-    intent.account_id.encode(&mut buf);
-    intent.tenant.encode(&mut buf);
-    intent.source.encode(&mut buf);
-    intent.extractor.encode(&mut buf);
-    intent.write_reason.encode(&mut buf);
-    intent.ops.encode(&mut buf);
     let mut h = FieldHasher::new("kledger.intent_digest.v1");
-    h.bytes(&buf);
-    hex::encode(h.finish())
+    with_buffer(|buf| {
+        intent.account_id.encode(buf);
+        intent.tenant.encode(buf);
+        intent.source.encode(buf);
+        intent.extractor.encode(buf);
+        intent.write_reason.encode(buf);
+        intent.ops.encode(buf);
+        h.bytes(buf);
+    });
+    to_hex(&h.finish())
 }
 
 /// The head hash of `commit`: SHA-256(prev_hash bytes ‖ Avro bytes of the commit with an empty
 /// `head_hash`). `commit.head_hash` is left as it was.
 pub fn head_hash(commit: &mut Commit) -> String {
     let claimed = std::mem::take(&mut commit.head_hash);
-    let mut prev = [0u8; 32];
     let mut h = Sha256::new();
     // A malformed prev_hash hashes as its raw text, which can never match a real chain.
-    match hex::decode_to_slice(&commit.prev_hash, &mut prev) {
-        Ok(()) => h.update(prev),
-        Err(_) => h.update(commit.prev_hash.as_bytes()),
+    match from_hex32(&commit.prev_hash) {
+        Some(prev) => h.update(prev),
+        None => h.update(commit.prev_hash.as_bytes()),
     }
-    let mut buf = Vec::with_capacity(1024);
-    commit.encode(&mut buf);
-    h.update(&buf);
+    with_buffer(|buf| {
+        commit.encode(buf);
+        h.update(&buf[..]);
+    });
     commit.head_hash = claimed;
-    hex::encode(h.finalize())
+    to_hex(&h.finalize())
 }
 
 #[cfg(test)]

@@ -46,7 +46,7 @@ pub fn fold<S: StateRead + ?Sized>(
     let head = head(o, p, acct)?;
     if commit.commit_seq <= head.seq {
         let have = o.get(Cf::Chain, &keys::chain(p, acct, commit.commit_seq)?)?;
-        let have = have.map(hex::encode);
+        let have = have.map(|h| ids::to_hex(&h));
         return match have {
             Some(h) if h == commit.head_hash => Ok(Folded::AlreadyApplied),
             Some(h) => Err(StateError::Fork {

@@ -4,7 +4,7 @@
 //! bytes), so a partition's keys are one range (dropped on revoke) and an account's keys are
 //! one prefix within it. Integers are big-endian so key order is numeric order.
 
-use kledger_processors::{ActionEntry, Head};
+use kledger_processors::{ActionEntry, Head, ids};
 
 use crate::StateError;
 
@@ -111,10 +111,7 @@ pub const META_OUTBOX_OFFSET: &str = "outbox_offset";
 pub const META_INPUT_OFFSET: &str = "input_offset";
 
 fn hash_bytes(hex_hash: &str) -> Result<[u8; 32], StateError> {
-    let mut b = [0u8; 32];
-    hex::decode_to_slice(hex_hash, &mut b)
-        .map_err(|_| StateError::Corrupt(format!("bad hash {hex_hash:?}")))?;
-    Ok(b)
+    ids::from_hex32(hex_hash).ok_or_else(|| StateError::Corrupt(format!("bad hash {hex_hash:?}")))
 }
 
 fn i64_at(v: &[u8], at: usize) -> Result<i64, StateError> {
@@ -143,7 +140,7 @@ pub fn parse_head(v: &[u8]) -> Result<Head, StateError> {
     Ok(Head {
         seq: i64_at(v, 0)?,
         generation: i64_at(v, 8)?,
-        hash: hex::encode(&v[16..48]),
+        hash: ids::to_hex(&v[16..48]),
     })
 }
 
@@ -161,7 +158,7 @@ pub fn parse_action(v: &[u8]) -> Result<ActionEntry, StateError> {
         return Err(StateError::Corrupt("action value size".into()));
     }
     Ok(ActionEntry {
-        digest: hex::encode(&v[..32]),
+        digest: ids::to_hex(&v[..32]),
         commit_seq: i64_at(v, 32)?,
     })
 }

@@ -46,7 +46,7 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
             Ok(())
         })?;
     }
-    Ok(hex::encode(h.finalize()))
+    Ok(kledger_processors::ids::to_hex(&h.finalize()))
 }
 
 /// Pending puts (`Some`) and deletes (`None`), in key order.

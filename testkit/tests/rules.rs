@@ -912,3 +912,37 @@ fn rule7_purge_of_a_foreign_row_is_target_missing() {
     );
     assert_eq!(l.row(other, &foreign).unwrap().status, Status::Active);
 }
+
+#[test]
+fn every_code_is_documented() {
+    let doc = include_str!("../../docs/error-codes.md");
+    for code in Code::ALL {
+        assert!(
+            doc.contains(&format!("| `{code}` |")),
+            "{code} missing from docs/error-codes.md"
+        );
+    }
+    use kledger_schemas::avro::DecodeError as D;
+    for e in [
+        D::Truncated,
+        D::BadVarint,
+        D::BadLength,
+        D::InvalidUtf8,
+        D::BadEnum(0),
+        D::BadUnion(0),
+        D::BadBool,
+        D::DuplicateMapKey,
+        D::TrailingBytes(0),
+        D::BadMagic,
+        D::UnknownSchema(String::new()),
+        D::SchemaMismatch(String::new()),
+        D::Oversize(0),
+        D::Empty,
+    ] {
+        assert!(
+            doc.contains(&format!("| `{}` |", e.code())),
+            "{} missing from docs/error-codes.md",
+            e.code()
+        );
+    }
+}

@@ -109,7 +109,11 @@ pub fn apply<S: StateStore + ?Sized>(
                 } else {
                     match serde_json::from_str::<IntentRecord>(line) {
                         Ok(r) => Line::Record(Box::new(r)),
-                        Err(e) => Line::Malformed(Box::new(malformed_receipt(line, index, &e.to_string()))),
+                        Err(e) => Line::Malformed(Box::new(malformed_receipt(
+                            line,
+                            index,
+                            &e.to_string(),
+                        ))),
                     }
                 });
             }

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# kledger's developer entry point. On a fresh Debian machine with a Rust toolchain it installs
+# what the build needs, then runs the demo or the tests.
+#
+#   scripts/dev.sh demo    run kledger on its embedded defaults with the bundled example stream
+#   scripts/dev.sh test    run every test (what CI runs)
+#   scripts/dev.sh lint    cargo fmt --check and cargo clippy -D warnings
+#   scripts/dev.sh bench   the benchmarks (release build)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kledger/target}"
+export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
+
+# Debian packages the native dependencies need: librdkafka (gcc, make, zlib), RocksDB (g++,
+# libclang for bindgen), tansu's sqlite (cmake for some builds).
+PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev python3)
+
+setup() {
+  local missing=()
+  for p in "${PACKAGES[@]}"; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+  done
+  if ((${#missing[@]})); then
+    echo "installing: ${missing[*]}" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+  mkdir -p "$CARGO_TARGET_DIR"
+}
+
+case "${1:-}" in
+  demo)
+    setup
+    cargo build -p kledger-topology --bin kledger
+    rm -rf data/demo-state
+    mkdir -p data
+    "$CARGO_TARGET_DIR/debug/kledger" apply --input examples/intents.jsonl --state data/demo-state \
+      --receipts data/demo-receipts.jsonl --commits data/demo-commits.jsonl
+    echo "receipts: data/demo-receipts.jsonl  commits: data/demo-commits.jsonl" >&2
+    ;;
+  test)
+    setup
+    cargo fmt --all -- --check
+    cargo test --workspace
+    ;;
+  lint)
+    setup
+    cargo fmt --all -- --check
+    cargo clippy --workspace --all-targets -- -D warnings
+    ;;
+  bench)
+    setup
+    cargo bench -p kledger-processors --bench decide
+    ;;
+  *)
+    sed -n '2,9p' "$0" >&2
+    exit 2
+    ;;
+esac
