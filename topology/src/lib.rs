@@ -1,7 +1,20 @@
-//! kledger's runtime: topics, the Kafka processor, configuration, the HTTP API and the
+//! kledger's runtime: topics, the Kafka processor, configuration, the HTTP endpoints and the
 //! `kledger` binary's commands.
 //!
 //! Layout:
+//! - [`config`]: TOML configuration with `KLEDGER_*` overrides.
+//! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
+//! - [`topics`]: topic names, creation, the co-partitioning check.
 //! - [`offline`]: `kledger apply`, the offline mode over JSON lines.
+//! - [`runtime`]: the stream processor (`kledger run`).
+//! - [`publish`]: `kledger publish`.
+//! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
+pub mod config;
+pub mod embedded;
+pub mod http;
+pub mod metrics;
 pub mod offline;
+pub mod publish;
+pub mod runtime;
+pub mod topics;

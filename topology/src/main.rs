@@ -3,11 +3,16 @@
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use kledger_state::{MemoryStore, RocksConfig, RocksStore, StateStore, digest};
-use kledger_topology::offline;
+use kledger_state::{MemoryStore, RocksStore, StateStore, digest};
+use kledger_topology::config::Config;
+use kledger_topology::{embedded, offline, publish, runtime, topics};
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -16,12 +21,47 @@ use kledger_topology::offline;
     about = "An event-sourced knowledge ledger for AI assistants and agents"
 )]
 struct Cli {
+    /// Configuration file (TOML); every key can be overridden with KLEDGER_* variables.
+    #[arg(long, global = true, env = "KLEDGER_CONFIG")]
+    config: Option<PathBuf>,
+    /// Human-readable logs instead of the configured format.
+    #[arg(long, global = true)]
+    text_logs: bool,
     #[command(subcommand)]
     command: Command,
 }
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the stream processor (on the embedded broker when no bootstrap servers are set).
+    Run {
+        /// Publish this intents file once the processor runs, if the intents topic is empty.
+        #[arg(long)]
+        demo: Option<PathBuf>,
+    },
+    /// Publish intent records (JSON lines) to the intents topic.
+    Publish {
+        /// Intent records, one JSON object per line.
+        #[arg(long)]
+        input: PathBuf,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Topic administration.
+    Topics {
+        #[command(subcommand)]
+        command: TopicsCommand,
+    },
+    /// Run only the embedded broker (a Kafka-protocol peer for tests and local tools).
+    Broker {
+        /// Listen address (IP and port).
+        #[arg(long, default_value = "127.0.0.1:9092")]
+        listen: String,
+        /// Storage URL (sqlite://dir/file.db or memory://tansu/).
+        #[arg(long, default_value = "sqlite://data/broker/tansu.db")]
+        storage: String,
+    },
     /// Decide intents from a JSON-lines file offline (a dry run of an extractor's output).
     Apply {
         /// Intent records, one JSON object per line: {"timestamp": ms, "intent": {...}}.
@@ -48,12 +88,29 @@ enum Command {
 }
 
 #[derive(Debug, Subcommand)]
+enum TopicsCommand {
+    /// Create the five topics (existing ones are left alone).
+    Create,
+    /// Check that the topics exist and intents, outbox and receipts are co-partitioned.
+    Check,
+}
+
+#[derive(Debug, Subcommand)]
 enum StateCommand {
     /// Print the SHA-256 digest of a state directory (every key and value in key order).
     Digest {
-        /// State directory.
+        /// State directory (default: the configured one).
         #[arg(long)]
-        state: PathBuf,
+        state: Option<PathBuf>,
+    },
+    /// Write a consistent RocksDB checkpoint of the state to a new directory.
+    Checkpoint {
+        /// State directory (default: the configured one).
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// Where to write the checkpoint (must not exist).
+        #[arg(long)]
+        out: PathBuf,
     },
 }
 
@@ -66,9 +123,131 @@ fn output(path: Option<PathBuf>) -> anyhow::Result<Box<dyn Write>> {
     })
 }
 
+fn init_logs(config: &Config, text: bool) {
+    // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
+    let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
+    let directive = format!("{},{quiet}", config.log.filter);
+    let filter = tracing_subscriber::EnvFilter::try_new(&directive)
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let builder = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_ansi(ansi)
+        .with_writer(std::io::stderr);
+    if config.log.format == "json" && !text {
+        builder.json().init();
+    } else {
+        builder.init();
+    }
+}
+
+async fn wait_for_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(t) => t,
+                Err(_) => return std::future::pending().await,
+            };
+        tokio::select! {
+            _ = ctrl_c => {},
+            _ = term.recv() => {},
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = ctrl_c.await;
+    }
+}
+
+async fn run(config: Config, demo: Option<PathBuf>) -> anyhow::Result<()> {
+    let http = config.http.listen.clone();
+    let running = runtime::start(config.clone()).await?;
+    eprintln!(
+        "kledger running: bootstrap {} ({} partitions), metrics at http://{http}/metrics, readiness at http://{http}/readyz",
+        running.bootstrap, running.partitions
+    );
+    if let Some(file) = demo {
+        let (c, p) = (config.clone(), running.partitions);
+        let published = tokio::task::spawn_blocking(move || -> anyhow::Result<Option<u64>> {
+            let b = c.bootstrap();
+            let empty = topics::is_empty(&b, &c.topics().intents, p)?;
+            if !empty {
+                return Ok(None);
+            }
+            let mut reader = BufReader::new(
+                File::open(&file).with_context(|| format!("open {}", file.display()))?,
+            );
+            Ok(Some(publish::publish(&c, p, &mut reader, false)?.published))
+        })
+        .await??;
+        match published {
+            Some(n) => eprintln!(
+                "demo: published {n} intents; receipts on {}, commits on {}",
+                config.topics().receipts,
+                config.topics().outbox
+            ),
+            None => eprintln!("demo: intents topic already has records, nothing published"),
+        }
+    }
+    tokio::select! {
+        _ = wait_for_signal() => eprintln!("stopping"),
+        _ = async { while !running.finished() { tokio::time::sleep(Duration::from_millis(200)).await } } => {}
+    }
+    running.stop().await
+}
+
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let config = Config::load(cli.config.as_deref(), std::env::vars())?;
+    init_logs(&config, cli.text_logs);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
     match cli.command {
+        Command::Run { demo } => rt.block_on(run(config, demo))?,
+        Command::Publish { input, quiet } => {
+            let bootstrap = config.bootstrap();
+            let partitions = topics::check(&bootstrap, &config.topics())?;
+            let mut reader = BufReader::new(
+                File::open(&input).with_context(|| format!("open {}", input.display()))?,
+            );
+            let s = publish::publish(&config, partitions, &mut reader, !quiet)?;
+            for (line, e) in &s.invalid {
+                eprintln!("line {line}: not an intent record: {e}");
+            }
+            eprintln!(
+                "kledger publish: {} published, {} invalid lines skipped",
+                s.published, s.invalid_total
+            );
+        }
+        Command::Topics { command } => {
+            let bootstrap = config.bootstrap();
+            let t = config.topics();
+            match command {
+                TopicsCommand::Create => {
+                    let created = rt.block_on(topics::create(
+                        &bootstrap,
+                        &t,
+                        config.kafka.partitions,
+                        config.kafka.replication_factor,
+                    ))?;
+                    eprintln!("created: {created:?}");
+                }
+                TopicsCommand::Check => {
+                    let n = topics::check(&bootstrap, &t)?;
+                    eprintln!("ok: {n} partitions, intents/outbox/receipts co-partitioned");
+                }
+            }
+        }
+        Command::Broker { listen, storage } => rt.block_on(async {
+            let b = embedded::EmbeddedBroker::start(&listen, &storage).await?;
+            eprintln!("broker listening on {}", b.bootstrap());
+            wait_for_signal().await;
+            b.stop();
+            anyhow::Ok(())
+        })?,
         Command::Apply {
             input,
             state,
@@ -80,7 +259,7 @@ fn main() -> anyhow::Result<()> {
             let file = File::open(&input).with_context(|| format!("open {}", input.display()))?;
             let mut reader = BufReader::new(file);
             let store: Box<dyn StateStore> = match &state {
-                Some(dir) => Box::new(RocksStore::open(dir, &RocksConfig::default())?),
+                Some(dir) => Box::new(RocksStore::open(dir, &config.state.rocks())?),
                 None => Box::new(MemoryStore::new()),
             };
             let (mut r, mut c) = (output(receipts)?, output(commits)?);
@@ -107,8 +286,21 @@ fn main() -> anyhow::Result<()> {
         Command::State {
             command: StateCommand::Digest { state },
         } => {
-            let store = RocksStore::open(&state, &RocksConfig::default())?;
+            let store = RocksStore::open(
+                &state.unwrap_or(config.state.dir.clone()),
+                &config.state.rocks(),
+            )?;
             println!("{}", digest(&store)?);
+        }
+        Command::State {
+            command: StateCommand::Checkpoint { state, out },
+        } => {
+            let store = RocksStore::open(
+                &state.unwrap_or(config.state.dir.clone()),
+                &config.state.rocks(),
+            )?;
+            store.checkpoint(&out)?;
+            eprintln!("checkpoint written to {}", out.display());
         }
     }
     Ok(())

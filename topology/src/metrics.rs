@@ -1,0 +1,73 @@
+//! Metric names (prefix `kledger_`, base units, `_total` counters, no account-id labels) and the
+//! Prometheus recorder.
+
+use std::sync::OnceLock;
+
+use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+
+/// Intents decided, by `outcome` (committed, duplicate, replan, rejected).
+pub const INTENTS_TOTAL: &str = "kledger_intents_total";
+/// Records sent to the dead-letter topic, by `code`.
+pub const DEADLETTERS_TOTAL: &str = "kledger_deadletters_total";
+/// Record time of an intent → delivery of its commit/receipt to the outbox, seconds.
+pub const APPLY_LATENCY_SECONDS: &str = "kledger_apply_latency_seconds";
+/// Records per processed batch.
+pub const BATCH_RECORDS: &str = "kledger_batch_records";
+/// Batches that failed and were retried after a re-sync.
+pub const BATCH_RETRIES_TOTAL: &str = "kledger_batch_retries_total";
+/// Kafka transaction (begin → commit) latency, seconds (transactional mode).
+pub const TRANSACTION_LATENCY_SECONDS: &str = "kledger_transaction_latency_seconds";
+/// Consumer lag of the intents topic, records, by `partition`.
+pub const CONSUMER_LAG_RECORDS: &str = "kledger_consumer_lag_records";
+/// Duration of a partition restore from the outbox, seconds.
+pub const RESTORE_DURATION_SECONDS: &str = "kledger_restore_duration_seconds";
+/// Outbox records folded by restores.
+pub const RESTORE_RECORDS_TOTAL: &str = "kledger_restore_records_total";
+/// Rebalance events, by `kind` (assign, revoke).
+pub const REBALANCES_TOTAL: &str = "kledger_rebalances_total";
+/// Forks detected (restore found a commit contradicting state): the processor stops.
+pub const FORKS_DETECTED_TOTAL: &str = "kledger_forks_detected_total";
+/// RocksDB estimated live data, bytes.
+pub const ROCKSDB_LIVE_DATA_BYTES: &str = "kledger_rocksdb_live_data_bytes";
+/// RocksDB estimated pending compaction, bytes.
+pub const ROCKSDB_PENDING_COMPACTION_BYTES: &str = "kledger_rocksdb_pending_compaction_bytes";
+/// Partitions assigned to this instance, by `state` (restoring, ready).
+pub const PARTITIONS: &str = "kledger_partitions";
+
+/// Every metric this crate defines (for docs and tests).
+pub const ALL: &[&str] = &[
+    INTENTS_TOTAL,
+    DEADLETTERS_TOTAL,
+    APPLY_LATENCY_SECONDS,
+    BATCH_RECORDS,
+    BATCH_RETRIES_TOTAL,
+    TRANSACTION_LATENCY_SECONDS,
+    CONSUMER_LAG_RECORDS,
+    RESTORE_DURATION_SECONDS,
+    RESTORE_RECORDS_TOTAL,
+    REBALANCES_TOTAL,
+    FORKS_DETECTED_TOTAL,
+    ROCKSDB_LIVE_DATA_BYTES,
+    ROCKSDB_PENDING_COMPACTION_BYTES,
+    PARTITIONS,
+];
+
+static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
+
+/// Installs the Prometheus recorder once per process and returns its handle.
+pub fn install() -> anyhow::Result<PrometheusHandle> {
+    if let Some(h) = HANDLE.get() {
+        return Ok(h.clone());
+    }
+    let latency = [
+        0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0,
+    ];
+    let sizes = [
+        1.0, 10.0, 50.0, 100.0, 250.0, 500.0, 1000.0, 2000.0, 5000.0, 10000.0,
+    ];
+    let handle = PrometheusBuilder::new()
+        .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)?
+        .set_buckets_for_metric(Matcher::Full(BATCH_RECORDS.into()), &sizes)?
+        .install_recorder()?;
+    Ok(HANDLE.get_or_init(|| handle).clone())
+}

@@ -1,0 +1,198 @@
+//! Kafka clients: configurations, the rebalance-to-event consumer context and the delivery
+//! context.
+//!
+//! rdkafka settings and why:
+//! - producers: `enable.idempotence=true` (acks=all, ordered, gapless per partition: a retried
+//!   send never duplicates or reorders), `linger.ms=5` and `batch.num.messages=10000` (batches
+//!   without adding latency to small loads), `compression.type=lz4`,
+//!   `partitioner=murmur2_random` (Java-compatible, although kledger sets partitions itself);
+//! - the apply consumer: `enable.auto.commit=false` and `enable.auto.offset.store=false`
+//!   (offsets are committed only after commits, receipts and state are durable),
+//!   `isolation.level=read_committed`, `auto.offset.reset=earliest` (a new group starts at the
+//!   beginning, never skips intents), `statistics.interval.ms=5000` (lag metrics);
+//! - the restore consumer: no group, `read_committed`, `enable.partition.eof=true` (knows where
+//!   the outbox ends).
+
+use std::sync::mpsc::Sender;
+
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
+use rdkafka::message::Message;
+use rdkafka::producer::{DeliveryResult, ProducerContext};
+use rdkafka::{ClientContext, Statistics, TopicPartitionList};
+
+use crate::config::Config;
+use crate::metrics as m;
+
+/// A rebalance, as an event for the processor loop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RebalanceEvent {
+    /// Partitions of the intents topic assigned (already paused until restored).
+    Assigned(Vec<i32>),
+    /// Partitions revoked.
+    Revoked(Vec<i32>),
+    /// The rebalance failed (e.g. the group coordinator went away).
+    Error(String),
+}
+
+fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
+    let mut v: Vec<i32> = tpl.elements().iter().map(|e| e.partition()).collect();
+    v.sort_unstable();
+    v
+}
+
+/// Turns rebalance callbacks into [`RebalanceEvent`]s, pausing assigned partitions so nothing
+/// is read before their state is restored; exports consumer lag from librdkafka statistics.
+#[derive(Debug)]
+pub struct EventContext {
+    events: Sender<RebalanceEvent>,
+    topic: String,
+}
+
+impl EventContext {
+    /// A context sending events for `topic` to `events`.
+    pub fn new(events: Sender<RebalanceEvent>, topic: String) -> Self {
+        Self { events, topic }
+    }
+}
+
+impl ClientContext for EventContext {
+    fn stats(&self, stats: Statistics) {
+        if let Some(t) = stats.topics.get(&self.topic) {
+            for (p, s) in &t.partitions {
+                if *p >= 0 && s.consumer_lag >= 0 {
+                    metrics::gauge!(m::CONSUMER_LAG_RECORDS, "partition" => p.to_string())
+                        .set(s.consumer_lag as f64);
+                }
+            }
+        }
+    }
+}
+
+impl ConsumerContext for EventContext {
+    fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        if let Rebalance::Revoke(tpl) = rebalance {
+            metrics::counter!(m::REBALANCES_TOTAL, "kind" => "revoke").increment(1);
+            let _ = self.events.send(RebalanceEvent::Revoked(partitions(tpl)));
+        }
+    }
+
+    fn post_rebalance(&self, consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
+        match rebalance {
+            Rebalance::Assign(tpl) => {
+                metrics::counter!(m::REBALANCES_TOTAL, "kind" => "assign").increment(1);
+                if let Err(e) = consumer.pause(tpl) {
+                    tracing::warn!(error = %e, "pausing assigned partitions failed");
+                }
+                let _ = self.events.send(RebalanceEvent::Assigned(partitions(tpl)));
+            }
+            Rebalance::Error(e) => {
+                let _ = self.events.send(RebalanceEvent::Error(e.to_string()));
+            }
+            Rebalance::Revoke(_) => {}
+        }
+    }
+}
+
+/// One delivery report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Delivery {
+    /// The id given when sending.
+    pub id: u64,
+    /// Partition and offset, or the error.
+    pub result: Result<(i32, i64), String>,
+}
+
+/// Sends every delivery report to a channel.
+#[derive(Debug)]
+pub struct DeliveryContext {
+    reports: Sender<Delivery>,
+}
+
+impl DeliveryContext {
+    /// A context sending reports to `reports`.
+    pub fn new(reports: Sender<Delivery>) -> Self {
+        Self { reports }
+    }
+}
+
+impl ClientContext for DeliveryContext {}
+
+impl ProducerContext for DeliveryContext {
+    type DeliveryOpaque = Box<u64>;
+
+    fn delivery(&self, result: &DeliveryResult<'_>, id: Box<u64>) {
+        let result = match result {
+            Ok(msg) => Ok((msg.partition(), msg.offset())),
+            Err((e, _)) => Err(e.to_string()),
+        };
+        let _ = self.reports.send(Delivery { id: *id, result });
+    }
+}
+
+fn base(config: &Config) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", config.bootstrap());
+    c.set("client.id", "kledger");
+    c
+}
+
+fn passthrough(c: &mut ClientConfig, props: &std::collections::BTreeMap<String, String>) {
+    for (k, v) in props {
+        c.set(k, v);
+    }
+}
+
+/// The apply consumer's configuration.
+pub fn consumer_config(config: &Config) -> ClientConfig {
+    let mut c = base(config);
+    c.set("group.id", &config.kafka.group_id)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("auto.offset.reset", "earliest")
+        .set("isolation.level", "read_committed")
+        .set("statistics.interval.ms", "5000")
+        .set("session.timeout.ms", "10000")
+        .set("max.poll.interval.ms", "300000");
+    passthrough(&mut c, &config.kafka.consumer_properties);
+    c
+}
+
+/// The restore consumer's configuration (no group).
+pub fn restore_config(config: &Config) -> ClientConfig {
+    let mut c = base(config);
+    c.set("group.id", format!("{}-restore", config.kafka.group_id))
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false")
+        .set("enable.partition.eof", "true")
+        .set("isolation.level", "read_committed")
+        .set("fetch.max.bytes", "52428800");
+    for (k, v) in &config.kafka.consumer_properties {
+        if !matches!(
+            k.as_str(),
+            "group.id" | "enable.partition.eof" | "isolation.level"
+        ) {
+            c.set(k, v);
+        }
+    }
+    c
+}
+
+/// A producer's configuration (idempotent; transactional when `transactional_id` is set).
+pub fn producer_config(config: &Config, transactional_id: Option<&str>) -> ClientConfig {
+    let mut c = base(config);
+    c.set("enable.idempotence", "true")
+        .set("acks", "all")
+        .set("linger.ms", "5")
+        .set("batch.num.messages", "10000")
+        .set("compression.type", "lz4")
+        .set("partitioner", "murmur2_random")
+        .set("message.timeout.ms", "30000")
+        .set("queue.buffering.max.messages", "200000");
+    if let Some(id) = transactional_id {
+        c.set("transactional.id", id)
+            .set("transaction.timeout.ms", "60000");
+    }
+    passthrough(&mut c, &config.kafka.producer_properties);
+    c
+}

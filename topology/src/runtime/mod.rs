@@ -1,0 +1,123 @@
+//! The stream processor runtime.
+//!
+//! - [`clients`]: librdkafka configurations and contexts (rebalance events, deliveries).
+//! - [`batch`]: classifying and deciding one batch of input records.
+//! - [`processor`]: the processor loop (its own OS thread).
+//! - [`restore`]: folding outbox partitions into state.
+//! - [`status`]: readiness and liveness of the processor.
+
+pub mod batch;
+pub mod clients;
+pub mod processor;
+pub mod restore;
+pub mod status;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use anyhow::Context;
+use kledger_state::RocksStore;
+
+use crate::config::Config;
+use crate::embedded::EmbeddedBroker;
+use crate::{http, metrics, topics};
+
+/// A running kledger: the broker (when embedded), the processor thread and the HTTP server.
+#[derive(Debug)]
+pub struct Running {
+    /// The embedded broker, if used.
+    pub broker: Option<EmbeddedBroker>,
+    /// Bootstrap servers in use.
+    pub bootstrap: String,
+    /// Partition count of the topics.
+    pub partitions: i32,
+    /// Processor status.
+    pub status: Arc<processor_status::Status>,
+    /// Set to stop.
+    pub shutdown: Arc<AtomicBool>,
+    processor: tokio::task::JoinHandle<anyhow::Result<()>>,
+    http: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Re-export for [`Running::status`].
+pub mod processor_status {
+    pub use super::status::Status;
+}
+
+/// Starts everything `config` asks for.
+pub async fn start(config: Config) -> anyhow::Result<Running> {
+    let mut config = config;
+    let broker = if config.embedded() {
+        let b = EmbeddedBroker::start(&config.embedded.listen, &config.embedded.storage).await?;
+        tracing::info!(bootstrap = %b.bootstrap(), storage = %config.embedded.storage, "embedded broker started");
+        Some(b)
+    } else {
+        None
+    };
+    if config.embedded() && config.kafka.delivery_mode == crate::config::DeliveryMode::Transactional
+    {
+        anyhow::bail!(
+            "the embedded broker offers no Kafka transactions: use delivery_mode = \"idempotent\""
+        );
+    }
+    let bootstrap = config.bootstrap();
+    let t = config.topics();
+    topics::create(
+        &bootstrap,
+        &t,
+        config.kafka.partitions,
+        config.kafka.replication_factor,
+    )
+    .await?;
+    let (b, t2) = (bootstrap.clone(), t.clone());
+    let partitions = tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await??;
+    config.kafka.partitions = partitions;
+    std::fs::create_dir_all(&config.state.dir)
+        .with_context(|| format!("create {}", config.state.dir.display()))?;
+    let store = Arc::new(RocksStore::open(&config.state.dir, &config.state.rocks())?);
+    let handle = metrics::install()?;
+    let status = Arc::new(status::Status::default());
+    let http = if config.http.listen.is_empty() {
+        None
+    } else {
+        let h = http::serve(&config.http.listen, http::router(handle, status.clone())).await?;
+        tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), "http listening");
+        Some(h)
+    };
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let config = Arc::new(config);
+    let (c, s, st, sd) = (config.clone(), store, status.clone(), shutdown.clone());
+    let processor = tokio::task::spawn_blocking(move || {
+        let p = processor::Processor::new(c, partitions, s, st, sd)?;
+        p.run()
+    });
+    Ok(Running {
+        broker,
+        bootstrap,
+        partitions,
+        status,
+        shutdown,
+        processor,
+        http,
+    })
+}
+
+impl Running {
+    /// Whether the processor thread has ended (by error or shutdown).
+    pub fn finished(&self) -> bool {
+        self.processor.is_finished()
+    }
+
+    /// Stops the processor (after its current batch), then the HTTP server and the broker.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.store(true, Ordering::Relaxed);
+        let result = self.processor.await.context("processor thread")?;
+        if let Some(h) = self.http {
+            h.abort();
+        }
+        if let Some(b) = self.broker {
+            b.stop();
+        }
+        result
+    }
+}

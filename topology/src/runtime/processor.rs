@@ -1,0 +1,567 @@
+//! The apply processor loop, on its own OS thread (every rdkafka call here may block).
+//!
+//! Per batch: collect records → decide against state plus the batch's pending writes →
+//! produce commits, receipts and dead letters to the input's partition → await delivery (or
+//! commit the Kafka transaction with the input offsets) → write one RocksDB batch (rows, heads,
+//! actions, outbox positions) → commit input offsets.
+//!
+//! Rebalance callbacks arrive as events. Assigned partitions stay paused until a restore
+//! thread has folded their outbox partition into state; then they are sought to their committed
+//! offset and resumed. A batch whose delivery fails is retried the same way: its partitions are
+//! paused, state catches up with whatever reached the outbox, and reading resumes at the last
+//! committed offset, so a commit is never produced twice by a retry.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, Sender, channel};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use kledger_schemas::avro::KnownSchemas;
+use kledger_state::{Applier, RocksStore, StateStore, keys};
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::message::{Message, OwnedMessage};
+use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::{Offset, TopicPartitionList};
+
+use super::batch::{Decided, OutKind, decide_batch};
+use super::clients::{
+    Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+};
+use super::restore::restore;
+use super::status::Status;
+use crate::config::{Config, DeliveryMode};
+use crate::metrics as m;
+use crate::topics::Topics;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Part {
+    Restoring { generation: u64, attempt: u32 },
+    Ready { failures: u32 },
+}
+
+struct RestoreDone {
+    partitions: Vec<i32>,
+    generation: u64,
+    result: anyhow::Result<u64>,
+}
+
+enum BatchError {
+    Retry(String),
+    Fatal(anyhow::Error),
+}
+
+/// The processor's parts.
+pub struct Processor {
+    config: Arc<Config>,
+    topics: Arc<Topics>,
+    partitions: i32,
+    store: Arc<RocksStore>,
+    lookup: Arc<KnownSchemas>,
+    consumer: BaseConsumer<EventContext>,
+    events: Receiver<RebalanceEvent>,
+    producer: ThreadedProducer<DeliveryContext>,
+    deliveries: Receiver<Delivery>,
+    next_id: u64,
+    parts: BTreeMap<i32, Part>,
+    generation: u64,
+    restores: Receiver<RestoreDone>,
+    restore_tx: Sender<RestoreDone>,
+    status: Arc<Status>,
+    shutdown: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Processor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Processor")
+            .field("parts", &self.parts)
+            .finish_non_exhaustive()
+    }
+}
+
+fn transactional_id(config: &Config) -> Option<String> {
+    (config.kafka.delivery_mode == DeliveryMode::Transactional).then(|| {
+        config
+            .kafka
+            .transactional_id
+            .clone()
+            .unwrap_or_else(|| format!("{}-tx", config.kafka.group_id))
+    })
+}
+
+impl Processor {
+    /// Connects the clients and subscribes; `partitions` is the checked partition count.
+    pub fn new(
+        config: Arc<Config>,
+        partitions: i32,
+        store: Arc<RocksStore>,
+        status: Arc<Status>,
+        shutdown: Arc<AtomicBool>,
+    ) -> anyhow::Result<Self> {
+        let topics = Arc::new(config.topics());
+        let (ev_tx, events) = channel();
+        let consumer: BaseConsumer<EventContext> = consumer_config(&config)
+            .create_with_context(EventContext::new(ev_tx, topics.intents.clone()))
+            .context("create consumer")?;
+        consumer
+            .subscribe(&[&topics.intents])
+            .context("subscribe")?;
+        let (dl_tx, deliveries) = channel();
+        let tx_id = transactional_id(&config);
+        let producer: ThreadedProducer<DeliveryContext> =
+            producer_config(&config, tx_id.as_deref())
+                .create_with_context(DeliveryContext::new(dl_tx))
+                .context("create producer")?;
+        if tx_id.is_some() {
+            producer
+                .init_transactions(Duration::from_secs(30))
+                .context("init transactions")?;
+        }
+        let (restore_tx, restores) = channel();
+        Ok(Self {
+            config,
+            topics,
+            partitions,
+            store,
+            lookup: Arc::new(KnownSchemas::released()),
+            consumer,
+            events,
+            producer,
+            deliveries,
+            next_id: 0,
+            parts: BTreeMap::new(),
+            generation: 0,
+            restores,
+            restore_tx,
+            status,
+            shutdown,
+        })
+    }
+
+    fn transactional(&self) -> bool {
+        self.config.kafka.delivery_mode == DeliveryMode::Transactional
+    }
+
+    /// Runs until shutdown or a fatal error.
+    pub fn run(mut self) -> anyhow::Result<()> {
+        let mut last_sizes = Instant::now();
+        let result = loop {
+            if self.shutdown.load(Ordering::Relaxed) {
+                break Ok(());
+            }
+            let batch = self.collect();
+            if let Err(e) = self.handle_events() {
+                break Err(e);
+            }
+            let batch: Vec<OwnedMessage> = batch
+                .into_iter()
+                .filter(|m| matches!(self.parts.get(&m.partition()), Some(Part::Ready { .. })))
+                .collect();
+            if !batch.is_empty() {
+                match self.process(&batch) {
+                    Ok(()) => {
+                        for p in batch
+                            .iter()
+                            .map(Message::partition)
+                            .collect::<BTreeSet<_>>()
+                        {
+                            self.parts.insert(p, Part::Ready { failures: 0 });
+                        }
+                    }
+                    Err(BatchError::Retry(why)) => {
+                        if let Err(e) = self.resync(&batch, &why) {
+                            break Err(e);
+                        }
+                    }
+                    Err(BatchError::Fatal(e)) => break Err(e),
+                }
+            }
+            if last_sizes.elapsed() > Duration::from_secs(5) {
+                last_sizes = Instant::now();
+                if let Ok(s) = self.store.sizes() {
+                    metrics::gauge!(m::ROCKSDB_LIVE_DATA_BYTES).set(s.live_data_bytes as f64);
+                    metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
+                        .set(s.pending_compaction_bytes as f64);
+                }
+            }
+        };
+        self.status.set_stopped();
+        self.consumer.unsubscribe();
+        let _ = self.producer.flush(Duration::from_secs(10));
+        result
+    }
+
+    fn collect(&mut self) -> Vec<OwnedMessage> {
+        let max = self.config.processor.batch_records_max;
+        let wait = Duration::from_millis(self.config.processor.batch_wait_ms);
+        let mut batch = Vec::new();
+        let mut deadline: Option<Instant> = None;
+        while batch.len() < max {
+            let timeout = match deadline {
+                None => Duration::from_millis(100),
+                Some(d) => d.saturating_duration_since(Instant::now()),
+            };
+            match self.consumer.poll(timeout) {
+                Some(Ok(msg)) => {
+                    deadline.get_or_insert_with(|| Instant::now() + wait);
+                    batch.push(msg.detach());
+                }
+                Some(Err(e)) => {
+                    tracing::warn!(error = %e, "consumer error");
+                    break;
+                }
+                None => break,
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                break;
+            }
+        }
+        batch
+    }
+
+    fn handle_events(&mut self) -> anyhow::Result<()> {
+        while let Ok(ev) = self.events.try_recv() {
+            match ev {
+                RebalanceEvent::Assigned(ps) => {
+                    tracing::info!(partitions = ?ps, "assigned");
+                    self.status.set_joined();
+                    self.start_restore(&ps, 0)?;
+                }
+                RebalanceEvent::Revoked(ps) => {
+                    tracing::info!(partitions = ?ps, "revoked");
+                    for p in &ps {
+                        self.parts.remove(p);
+                        if self.config.state.drop_on_revoke {
+                            self.store
+                                .drop_partition(*p)
+                                .context("drop revoked partition")?;
+                        }
+                    }
+                }
+                RebalanceEvent::Error(e) => tracing::warn!(error = %e, "rebalance error"),
+            }
+        }
+        while let Ok(done) = self.restores.try_recv() {
+            let current: Vec<i32> = done
+                .partitions
+                .iter()
+                .copied()
+                .filter(|p| matches!(self.parts.get(p), Some(Part::Restoring { generation, .. }) if *generation == done.generation))
+                .collect();
+            if let Err(e) = done.result {
+                return Err(e.context("restore failed"));
+            }
+            self.resume(&current)?;
+        }
+        self.publish_status();
+        Ok(())
+    }
+
+    fn start_restore(&mut self, ps: &[i32], attempt: u32) -> anyhow::Result<()> {
+        if ps.is_empty() {
+            return Ok(());
+        }
+        self.generation += 1;
+        let generation = self.generation;
+        for p in ps {
+            self.parts.insert(
+                *p,
+                Part::Restoring {
+                    generation,
+                    attempt,
+                },
+            );
+        }
+        let tpl = self.tpl(ps, None)?;
+        self.consumer.pause(&tpl).context("pause")?;
+        let (config, store, lookup, shutdown, tx) = (
+            self.config.clone(),
+            self.store.clone(),
+            self.lookup.clone(),
+            self.shutdown.clone(),
+            self.restore_tx.clone(),
+        );
+        let outbox = self.topics.outbox.clone();
+        let partitions = ps.to_vec();
+        let backoff = backoff(&config, attempt);
+        std::thread::Builder::new()
+            .name("kledger-restore".into())
+            .spawn(move || {
+                std::thread::sleep(backoff);
+                let result = restore(
+                    &config,
+                    &outbox,
+                    &store,
+                    &partitions,
+                    lookup.as_ref(),
+                    &shutdown,
+                );
+                let _ = tx.send(RestoreDone {
+                    partitions,
+                    generation,
+                    result,
+                });
+            })
+            .context("spawn restore thread")?;
+        Ok(())
+    }
+
+    fn resume(&mut self, ps: &[i32]) -> anyhow::Result<()> {
+        if ps.is_empty() {
+            return Ok(());
+        }
+        let committed = self
+            .consumer
+            .committed_offsets(self.tpl(ps, None)?, Duration::from_secs(30))?;
+        for e in committed.elements() {
+            let offset = match e.offset() {
+                Offset::Offset(o) => Offset::Offset(o),
+                _ => Offset::Beginning,
+            };
+            self.consumer.seek(
+                &self.topics.intents,
+                e.partition(),
+                offset,
+                Duration::from_secs(30),
+            )?;
+        }
+        self.consumer
+            .resume(&self.tpl(ps, None)?)
+            .context("resume")?;
+        for p in ps {
+            let failures = match self.parts.get(p) {
+                Some(Part::Restoring { attempt, .. }) => *attempt,
+                _ => 0,
+            };
+            self.parts.insert(*p, Part::Ready { failures });
+        }
+        tracing::info!(partitions = ?ps, "ready");
+        Ok(())
+    }
+
+    fn publish_status(&self) {
+        let restoring = self
+            .parts
+            .values()
+            .filter(|p| matches!(p, Part::Restoring { .. }))
+            .count();
+        let ready = self.parts.len() - restoring;
+        metrics::gauge!(m::PARTITIONS, "state" => "restoring").set(restoring as f64);
+        metrics::gauge!(m::PARTITIONS, "state" => "ready").set(ready as f64);
+        self.status
+            .set_partitions(self.parts.keys().copied().collect(), restoring);
+    }
+
+    fn tpl(
+        &self,
+        ps: &[i32],
+        offsets: Option<&BTreeMap<i32, i64>>,
+    ) -> anyhow::Result<TopicPartitionList> {
+        let mut tpl = TopicPartitionList::new();
+        for p in ps {
+            match offsets.and_then(|o| o.get(p)) {
+                Some(o) => {
+                    tpl.add_partition_offset(&self.topics.intents, *p, Offset::Offset(*o))?
+                }
+                None => {
+                    tpl.add_partition(&self.topics.intents, *p);
+                }
+            }
+        }
+        Ok(tpl)
+    }
+
+    fn resync(&mut self, batch: &[OwnedMessage], why: &str) -> anyhow::Result<()> {
+        metrics::counter!(m::BATCH_RETRIES_TOTAL).increment(1);
+        let ps: Vec<i32> = batch
+            .iter()
+            .map(Message::partition)
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let attempt = ps
+            .iter()
+            .map(|p| match self.parts.get(p) {
+                Some(Part::Ready { failures }) => *failures,
+                _ => 0,
+            })
+            .max()
+            .unwrap_or(0)
+            + 1;
+        if attempt >= self.config.processor.batch_attempts_max {
+            bail!("batch failed {attempt} times, stopping: {why}");
+        }
+        tracing::warn!(partitions = ?ps, attempt, reason = why, "batch failed; re-syncing state and retrying");
+        self.start_restore(&ps, attempt)
+    }
+
+    fn process(&mut self, batch: &[OwnedMessage]) -> Result<(), BatchError> {
+        let store = self.store.clone();
+        let mut applier = Applier::new(store.as_ref());
+        let decided = decide_batch(
+            &mut applier,
+            batch,
+            &self.topics,
+            self.partitions,
+            self.lookup.as_ref(),
+        )
+        .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")))?;
+        let tx_started = Instant::now();
+        if self.transactional() {
+            self.producer
+                .begin_transaction()
+                .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
+        }
+        let delivered = match self.produce(&decided) {
+            Ok(d) => d,
+            Err(e) => return Err(self.abort(e)),
+        };
+        if self.transactional() {
+            let offsets = self.tpl(
+                &decided.next_offsets.keys().copied().collect::<Vec<_>>(),
+                Some(&decided.next_offsets),
+            );
+            let result = offsets.map_err(|e| e.to_string()).and_then(|tpl| {
+                let meta = self.consumer.group_metadata().ok_or("no group metadata")?;
+                self.producer
+                    .send_offsets_to_transaction(&tpl, &meta, Duration::from_secs(30))
+                    .map_err(|e| e.to_string())?;
+                self.producer
+                    .commit_transaction(Duration::from_secs(30))
+                    .map_err(|e| e.to_string())
+            });
+            if let Err(e) = result {
+                return Err(self.abort(e));
+            }
+            metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS)
+                .record(tx_started.elapsed().as_secs_f64());
+        }
+        for (p, offset) in &delivered {
+            applier.set_position(*p, keys::META_OUTBOX_OFFSET, *offset);
+        }
+        store
+            .write(&applier.into_writes())
+            .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("writing state")))?;
+        if !self.transactional() {
+            let tpl = self
+                .tpl(
+                    &decided.next_offsets.keys().copied().collect::<Vec<_>>(),
+                    Some(&decided.next_offsets),
+                )
+                .map_err(BatchError::Fatal)?;
+            if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
+                // State and outbox are durable; the next commit covers these offsets, and a
+                // re-read after a crash answers `duplicate`.
+                tracing::warn!(error = %e, "committing input offsets failed");
+            }
+        }
+        metrics::histogram!(m::BATCH_RECORDS).record(batch.len() as f64);
+        for (o, n) in &decided.outcomes {
+            metrics::counter!(m::INTENTS_TOTAL, "outcome" => o.as_str()).increment(*n);
+        }
+        for (code, n) in &decided.deadletters {
+            metrics::counter!(m::DEADLETTERS_TOTAL, "code" => *code).increment(*n);
+        }
+        Ok(())
+    }
+
+    fn abort(&self, why: String) -> BatchError {
+        if self.transactional()
+            && let Err(e) = self.producer.abort_transaction(Duration::from_secs(30))
+        {
+            return BatchError::Fatal(anyhow::anyhow!("abort transaction after `{why}`: {e}"));
+        }
+        BatchError::Retry(why)
+    }
+
+    /// Sends every record and waits for its delivery. Returns the last outbox offset per
+    /// partition.
+    fn produce(&mut self, decided: &Decided) -> Result<BTreeMap<i32, i64>, String> {
+        let first = self.next_id;
+        let deadline =
+            Instant::now() + Duration::from_millis(self.config.processor.delivery_timeout_ms);
+        let mut kinds: BTreeMap<u64, (OutKind, Option<i64>)> = BTreeMap::new();
+        for out in &decided.out {
+            let id = self.next_id;
+            self.next_id += 1;
+            kinds.insert(id, (out.kind, out.intent_time));
+            let topic = out.topic(&self.topics);
+            let mut record: BaseRecord<'_, [u8], [u8], Box<u64>> =
+                BaseRecord::with_opaque_to(topic, Box::new(id)).payload(out.payload.as_slice());
+            if let Some(k) = &out.key {
+                record = record.key(k.as_slice());
+            }
+            if let Some(p) = out.partition {
+                record = record.partition(p);
+            }
+            if let Some(t) = out.timestamp {
+                record = record.timestamp(t);
+            }
+            if let Some(h) = out.kafka_headers() {
+                record = record.headers(h);
+            }
+            let mut record = record;
+            loop {
+                match self.producer.send(record) {
+                    Ok(()) => break,
+                    Err((e, r))
+                        if e.rdkafka_error_code()
+                            == Some(rdkafka::types::RDKafkaErrorCode::QueueFull) =>
+                    {
+                        if Instant::now() > deadline {
+                            return Err("producer queue stayed full".into());
+                        }
+                        std::thread::sleep(Duration::from_millis(1));
+                        record = r;
+                    }
+                    Err((e, _)) => return Err(format!("send to {topic}: {e}")),
+                }
+            }
+        }
+        let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
+        let mut pending = kinds.len();
+        let now_ms = || {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64)
+        };
+        while pending > 0 {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let d = self
+                .deliveries
+                .recv_timeout(left)
+                .map_err(|_| "delivery timed out".to_owned())?;
+            if d.id < first {
+                continue; // a report of an earlier, failed batch
+            }
+            let Some((kind, intent_time)) = kinds.get(&d.id).copied() else {
+                continue;
+            };
+            pending -= 1;
+            let (p, offset) = d.result.map_err(|e| format!("delivery failed: {e}"))?;
+            if kind == OutKind::Outbox {
+                let e = outbox_last.entry(p).or_insert(offset);
+                *e = (*e).max(offset);
+            }
+            if let (OutKind::Receipt, Some(t)) = (kind, intent_time)
+                && t >= 0
+            {
+                metrics::histogram!(m::APPLY_LATENCY_SECONDS)
+                    .record((now_ms() - t).max(0) as f64 / 1000.0);
+            }
+        }
+        Ok(outbox_last)
+    }
+}
+
+fn backoff(config: &Config, attempt: u32) -> Duration {
+    if attempt == 0 {
+        return Duration::ZERO;
+    }
+    let ms = config
+        .processor
+        .backoff_ms_initial
+        .saturating_mul(1u64 << attempt.min(16).saturating_sub(1));
+    Duration::from_millis(ms.min(config.processor.backoff_ms_max))
+}

@@ -1,0 +1,116 @@
+//! Restore: fold outbox partitions into state, from the stored position to the end.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, bail};
+use kledger_schemas::avro::SchemaLookup;
+use kledger_state::{Overlay, RocksStore, StateError, StateStore, keys, position, restore_record};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+use crate::config::Config;
+use crate::metrics as m;
+
+/// How long a restore may go without reading anything before it fails.
+pub const RESTORE_STALL_MAX: Duration = Duration::from_secs(60);
+
+/// Restores `partitions` of `outbox` into `store`. Returns the number of records folded.
+///
+/// A fork or a gap stops the restore with an error (and the processor with it): state is never
+/// built from a history that does not chain.
+pub fn restore(
+    config: &Config,
+    outbox: &str,
+    store: &RocksStore,
+    partitions: &[i32],
+    lookup: &dyn SchemaLookup,
+    shutdown: &AtomicBool,
+) -> anyhow::Result<u64> {
+    let started = Instant::now();
+    let consumer: BaseConsumer = crate::runtime::clients::restore_config(config)
+        .create()
+        .context("restore consumer")?;
+    let mut tpl = TopicPartitionList::new();
+    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
+    for &p in partitions {
+        let from = position(store, p, keys::META_OUTBOX_OFFSET)?.map_or(0, |o| o + 1);
+        let (low, high) = consumer
+            .fetch_watermarks(outbox, p, Duration::from_secs(30))
+            .with_context(|| format!("watermarks of {outbox}/{p}"))?;
+        if from < low {
+            bail!(
+                "{outbox}/{p} starts at offset {low} but state needs it from {from}: history is missing, state cannot be restored"
+            );
+        }
+        if from < high {
+            tpl.add_partition_offset(outbox, p, Offset::Offset(from))?;
+            ends.insert(p, high);
+        }
+    }
+    let mut folded = 0u64;
+    if ends.is_empty() {
+        return Ok(0);
+    }
+    consumer.assign(&tpl).context("assign outbox partitions")?;
+    let mut open: BTreeSet<i32> = ends.keys().copied().collect();
+    let mut overlay = Overlay::new(store);
+    let mut in_overlay = 0usize;
+    let mut last_progress = Instant::now();
+    while !open.is_empty() {
+        if shutdown.load(Ordering::Relaxed) {
+            bail!("shutdown during restore");
+        }
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(msg)) => {
+                last_progress = Instant::now();
+                let p = msg.partition();
+                let bytes = msg.payload().unwrap_or_default();
+                match restore_record(&mut overlay, p, msg.offset(), bytes, lookup) {
+                    Ok(_) => {}
+                    Err(e @ StateError::Fork { .. }) => {
+                        metrics::counter!(m::FORKS_DETECTED_TOTAL).increment(1);
+                        return Err(
+                            anyhow::Error::new(e).context(format!("restoring {outbox}/{p}"))
+                        );
+                    }
+                    Err(e) => {
+                        return Err(
+                            anyhow::Error::new(e).context(format!("restoring {outbox}/{p}"))
+                        );
+                    }
+                }
+                folded += 1;
+                in_overlay += 1;
+                if msg.offset() + 1 >= ends.get(&p).copied().unwrap_or(i64::MAX) {
+                    open.remove(&p);
+                }
+                if in_overlay >= config.processor.restore_batch_records {
+                    store.write(
+                        &std::mem::replace(&mut overlay, Overlay::new(store)).into_writes(),
+                    )?;
+                    in_overlay = 0;
+                }
+            }
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                open.remove(&p);
+            }
+            Some(Err(e)) => tracing::warn!(error = %e, "restore consumer error"),
+            None => {
+                if last_progress.elapsed() > RESTORE_STALL_MAX {
+                    bail!(
+                        "restore of {outbox} partitions {open:?} made no progress for {RESTORE_STALL_MAX:?}"
+                    );
+                }
+            }
+        }
+    }
+    store.write(&overlay.into_writes())?;
+    metrics::counter!(m::RESTORE_RECORDS_TOTAL).increment(folded);
+    metrics::histogram!(m::RESTORE_DURATION_SECONDS).record(started.elapsed().as_secs_f64());
+    tracing::info!(partitions = ?partitions, records = folded, ms = started.elapsed().as_millis() as u64, "restored");
+    Ok(folded)
+}

@@ -1,0 +1,176 @@
+//! Topic names and administration: create the five topics, check co-partitioning.
+
+use std::time::Duration;
+
+use anyhow::{Context, bail};
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::consumer::{BaseConsumer, Consumer};
+
+/// The topic names under a prefix.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Topics {
+    /// Input: intents (key = account id).
+    pub intents: String,
+    /// Commits: the changelog of state.
+    pub outbox: String,
+    /// Every intent's outcome.
+    pub receipts: String,
+    /// Rendered current views (compacted).
+    pub views: String,
+    /// Records that cannot be decoded.
+    pub deadletter: String,
+}
+
+/// Retention of receipts (7 days): they answer extractors, the outbox is the record.
+pub const RECEIPTS_RETENTION_MS: i64 = 7 * 24 * 3_600_000;
+
+impl Topics {
+    /// Names under `prefix`.
+    pub fn new(prefix: &str) -> Self {
+        Self {
+            intents: format!("{prefix}.intents.v1"),
+            outbox: format!("{prefix}.outbox.v1"),
+            receipts: format!("{prefix}.receipts.v1"),
+            views: format!("{prefix}.views.v1"),
+            deadletter: format!("{prefix}.deadletter.v1"),
+        }
+    }
+
+    /// Every topic with its configuration (name, configs).
+    pub fn specs(&self) -> Vec<(&str, Vec<(&'static str, String)>)> {
+        let forever = vec![
+            ("retention.ms", "-1".to_owned()),
+            ("retention.bytes", "-1".to_owned()),
+        ];
+        vec![
+            (self.intents.as_str(), forever.clone()),
+            (self.outbox.as_str(), forever.clone()),
+            (
+                self.receipts.as_str(),
+                vec![("retention.ms", RECEIPTS_RETENTION_MS.to_string())],
+            ),
+            (
+                self.views.as_str(),
+                vec![("cleanup.policy", "compact".to_owned())],
+            ),
+            (self.deadletter.as_str(), forever),
+        ]
+    }
+}
+
+fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
+    rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("socket.timeout.ms", "10000")
+        .create()
+        .context("create admin client")
+}
+
+/// Creates every topic that does not exist yet with `partitions` partitions.
+pub async fn create(
+    bootstrap: &str,
+    topics: &Topics,
+    partitions: i32,
+    replication: i32,
+) -> anyhow::Result<Vec<String>> {
+    let admin = admin(bootstrap)?;
+    let specs = topics.specs();
+    let new: Vec<NewTopic<'_>> = specs
+        .iter()
+        .map(|(name, configs)| {
+            configs.iter().fold(
+                NewTopic::new(name, partitions, TopicReplication::Fixed(replication)),
+                |t, (k, v)| t.set(k, v),
+            )
+        })
+        .collect();
+    let opts = AdminOptions::new().operation_timeout(Some(Duration::from_secs(30)));
+    let results = admin
+        .create_topics(&new, &opts)
+        .await
+        .context("create topics")?;
+    let mut created = Vec::new();
+    for r in results {
+        match r {
+            Ok(name) => created.push(name),
+            Err((_, rdkafka::types::RDKafkaErrorCode::TopicAlreadyExists)) => {}
+            Err((name, e)) => bail!("create topic {name}: {e}"),
+        }
+    }
+    Ok(created)
+}
+
+/// Partition counts of `names` (None for a missing topic). Blocking: call off the executor.
+pub fn partition_counts(bootstrap: &str, names: &[&str]) -> anyhow::Result<Vec<Option<i32>>> {
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .context("create metadata client")?;
+    let md = consumer
+        .fetch_metadata(None, Duration::from_secs(15))
+        .context("fetch metadata")?;
+    Ok(names
+        .iter()
+        .map(|n| {
+            md.topics()
+                .iter()
+                .find(|t| t.name() == *n && t.error().is_none())
+                .map(|t| t.partitions().len() as i32)
+                .filter(|c| *c > 0)
+        })
+        .collect())
+}
+
+/// Refuses to run unless every topic exists and intents and outbox are co-partitioned.
+/// Returns the partition count. Blocking: call off the executor.
+pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
+    let names = [
+        topics.intents.as_str(),
+        topics.outbox.as_str(),
+        topics.receipts.as_str(),
+        topics.views.as_str(),
+        topics.deadletter.as_str(),
+    ];
+    let counts = partition_counts(bootstrap, &names)?;
+    for (n, c) in names.iter().zip(&counts) {
+        if c.is_none() {
+            bail!("topic {n} does not exist (run `kledger topics create`)");
+        }
+    }
+    let (intents, outbox, receipts) = (
+        counts[0].unwrap_or(0),
+        counts[1].unwrap_or(0),
+        counts[2].unwrap_or(0),
+    );
+    if intents != outbox {
+        bail!(
+            "{} has {intents} partitions but {} has {outbox}: intents and outbox must be co-partitioned",
+            names[0],
+            names[1]
+        );
+    }
+    if receipts != intents {
+        bail!(
+            "{} has {receipts} partitions but {} has {intents}: receipts go to the intent's partition",
+            names[2],
+            names[0]
+        );
+    }
+    Ok(intents)
+}
+
+/// Whether every partition of `topic` is empty (high watermark 0). Blocking.
+pub fn is_empty(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<bool> {
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .context("create metadata client")?;
+    for p in 0..partitions {
+        let (_, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?;
+        if high > 0 {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
