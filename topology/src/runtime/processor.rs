@@ -68,6 +68,7 @@ pub struct Processor {
     generation: u64,
     restores: Receiver<RestoreDone>,
     restore_tx: Sender<RestoreDone>,
+    restore_threads: Vec<std::thread::JoinHandle<()>>,
     status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
@@ -134,6 +135,7 @@ impl Processor {
             generation: 0,
             restores,
             restore_tx,
+            restore_threads: Vec::new(),
             status,
             shutdown,
         })
@@ -189,6 +191,11 @@ impl Processor {
         self.status.set_stopped();
         self.consumer.unsubscribe();
         let _ = self.producer.flush(Duration::from_secs(10));
+        // Restores see the shutdown flag between records; wait so the store is released.
+        self.shutdown.store(true, Ordering::Relaxed);
+        for h in self.restore_threads.drain(..) {
+            let _ = h.join();
+        }
         result
     }
 
@@ -285,7 +292,7 @@ impl Processor {
         let outbox = self.topics.outbox.clone();
         let partitions = ps.to_vec();
         let backoff = backoff(&config, attempt);
-        std::thread::Builder::new()
+        let handle = std::thread::Builder::new()
             .name("kledger-restore".into())
             .spawn(move || {
                 std::thread::sleep(backoff);
@@ -304,6 +311,8 @@ impl Processor {
                 });
             })
             .context("spawn restore thread")?;
+        self.restore_threads.retain(|h| !h.is_finished());
+        self.restore_threads.push(handle);
         Ok(())
     }
 

@@ -1,0 +1,358 @@
+//! Shared harness for the Kafka tests: an in-process broker, topic readers, expected outputs.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Cursor};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kledger_schemas::avro::{NoRegistry, decode};
+use kledger_schemas::{Commit, IntentRecord, Receipt};
+use kledger_state::{MemoryStore, digest};
+use kledger_topology::config::Config;
+use kledger_topology::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::{offline, publish, topics};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Headers, Message};
+use rdkafka::{Offset, TopicPartitionList};
+
+/// A broker in this process, on its own runtime (so blocking rdkafka calls in the test thread
+/// never starve it).
+pub struct TestBroker {
+    pub rt: tokio::runtime::Runtime,
+    pub broker: Option<EmbeddedBroker>,
+    pub bootstrap: String,
+}
+
+impl TestBroker {
+    pub fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let port = free_port().unwrap();
+        let broker = rt
+            .block_on(EmbeddedBroker::start(
+                &format!("127.0.0.1:{port}"),
+                "memory://tansu/",
+            ))
+            .unwrap();
+        let bootstrap = broker.bootstrap();
+        Self {
+            rt,
+            broker: Some(broker),
+            bootstrap,
+        }
+    }
+}
+
+impl Drop for TestBroker {
+    fn drop(&mut self) {
+        if let Some(b) = self.broker.take() {
+            b.stop();
+        }
+    }
+}
+
+/// A configuration for tests: external bootstrap, no HTTP, short group timeouts.
+pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Config {
+    let mut c = Config::default();
+    c.kafka.bootstrap_servers = bootstrap.to_owned();
+    c.kafka.partitions = partitions;
+    c.kafka.group_id = group.to_owned();
+    c.kafka
+        .consumer_properties
+        .insert("session.timeout.ms".into(), "6000".into());
+    c.kafka
+        .consumer_properties
+        .insert("heartbeat.interval.ms".into(), "500".into());
+    c.state.dir = state.to_owned();
+    c.http.listen = String::new();
+    c.processor.batch_records_max = 500;
+    c
+}
+
+/// Environment variables giving a child `kledger run` the same configuration.
+pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
+    vec![
+        (
+            "KLEDGER_KAFKA__BOOTSTRAP_SERVERS".into(),
+            c.kafka.bootstrap_servers.clone(),
+        ),
+        (
+            "KLEDGER_KAFKA__PARTITIONS".into(),
+            c.kafka.partitions.to_string(),
+        ),
+        ("KLEDGER_KAFKA__GROUP_ID".into(), c.kafka.group_id.clone()),
+        (
+            "KLEDGER_KAFKA__CONSUMER_PROPERTIES__SESSION_TIMEOUT_MS".into(),
+            "6000".into(),
+        ),
+        (
+            "KLEDGER_KAFKA__CONSUMER_PROPERTIES__HEARTBEAT_INTERVAL_MS".into(),
+            "500".into(),
+        ),
+        (
+            "KLEDGER_STATE__DIR".into(),
+            c.state.dir.display().to_string(),
+        ),
+        ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
+        (
+            "KLEDGER_PROCESSOR__BATCH_RECORDS_MAX".into(),
+            c.processor.batch_records_max.to_string(),
+        ),
+        ("KLEDGER_LOG__FILTER".into(), "warn".into()),
+    ]
+}
+
+pub fn create_topics(b: &TestBroker, c: &Config) {
+    b.rt.block_on(topics::create(
+        &b.bootstrap,
+        &c.topics(),
+        c.kafka.partitions,
+        1,
+    ))
+    .unwrap();
+}
+
+/// Records whose JSON form reads back equal (NaN has none).
+pub fn json_safe(records: Vec<IntentRecord>) -> Vec<IntentRecord> {
+    records
+        .into_iter()
+        .filter(|r| {
+            serde_json::from_str::<IntentRecord>(&serde_json::to_string(r).unwrap())
+                .ok()
+                .as_ref()
+                == Some(r)
+        })
+        .collect()
+}
+
+pub fn jsonl(records: &[IntentRecord]) -> String {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect()
+}
+
+pub fn publish_all(c: &Config, records: &[IntentRecord]) {
+    let text = jsonl(records);
+    let s = publish::publish(
+        c,
+        c.kafka.partitions,
+        &mut BufReader::new(Cursor::new(text)),
+        false,
+    )
+    .unwrap();
+    assert_eq!(s.published as usize, records.len());
+}
+
+/// What `kledger apply` gives on the same input: commits (in order) and the state digest.
+pub fn expected(records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, String) {
+    let store = MemoryStore::new();
+    let (mut r, mut c) = (Vec::new(), Vec::new());
+    offline::apply(
+        &store,
+        &mut BufReader::new(Cursor::new(jsonl(records))),
+        partitions,
+        offline::Sinks {
+            receipts: &mut r,
+            commits: &mut c,
+        },
+    )
+    .unwrap();
+    let commits = String::from_utf8(c)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (commits, digest(&store).unwrap())
+}
+
+/// One record read back.
+#[derive(Debug, Clone)]
+pub struct Rec {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<Vec<u8>>,
+    pub payload: Vec<u8>,
+    pub headers: BTreeMap<String, String>,
+}
+
+/// Every record of every partition of `topic`, in partition then offset order.
+pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kledger-test-reader")
+        .set("enable.partition.eof", "true")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    let mut open = std::collections::BTreeSet::new();
+    for p in 0..partitions {
+        let (_, high) = consumer
+            .fetch_watermarks(topic, p, Duration::from_secs(10))
+            .unwrap();
+        if high > 0 {
+            tpl.add_partition_offset(topic, p, Offset::Beginning)
+                .unwrap();
+            open.insert(p);
+        }
+    }
+    let mut out = Vec::new();
+    if open.is_empty() {
+        return out;
+    }
+    consumer.assign(&tpl).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !open.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "reading {topic} timed out; open partitions {open:?}"
+        );
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(m)) => {
+                let headers = m
+                    .headers()
+                    .map(|h| {
+                        h.iter()
+                            .map(|x| {
+                                (
+                                    x.key.to_owned(),
+                                    String::from_utf8_lossy(x.value.unwrap_or_default())
+                                        .into_owned(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push(Rec {
+                    partition: m.partition(),
+                    offset: m.offset(),
+                    key: m.key().map(<[u8]>::to_vec),
+                    payload: m.payload().unwrap_or_default().to_vec(),
+                    headers,
+                });
+            }
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                open.remove(&p);
+            }
+            Some(Err(e)) => panic!("reading {topic}: {e}"),
+            None => {}
+        }
+    }
+    out.sort_by_key(|r| (r.partition, r.offset));
+    out
+}
+
+pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
+    read_all(bootstrap, &c.topics().outbox, c.kafka.partitions)
+        .into_iter()
+        .map(|r| {
+            (
+                r.partition,
+                decode::<Commit>(&r.payload, &NoRegistry).unwrap(),
+            )
+        })
+        .collect()
+}
+
+pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
+    read_all(bootstrap, &c.topics().receipts, c.kafka.partitions)
+        .into_iter()
+        .map(|r| decode::<Receipt>(&r.payload, &NoRegistry).unwrap())
+        .collect()
+}
+
+/// Waits until the group's committed offsets reach the end of every intents partition.
+pub fn wait_caught_up(c: &Config, timeout: Duration) {
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &c.kafka.bootstrap_servers)
+        .set("group.id", &c.kafka.group_id)
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let topic = c.topics().intents;
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut tpl = TopicPartitionList::new();
+        let mut ends = BTreeMap::new();
+        for p in 0..c.kafka.partitions {
+            let (_, high) = consumer
+                .fetch_watermarks(&topic, p, Duration::from_secs(10))
+                .unwrap();
+            ends.insert(p, high);
+            tpl.add_partition(&topic, p);
+        }
+        let committed = consumer
+            .committed_offsets(tpl, Duration::from_secs(10))
+            .unwrap();
+        let behind: Vec<i32> = committed
+            .elements()
+            .iter()
+            .filter(|e| {
+                let end = ends[&e.partition()];
+                match e.offset() {
+                    Offset::Offset(o) => o < end,
+                    _ => end > 0,
+                }
+            })
+            .map(|e| e.partition())
+            .collect();
+        if behind.is_empty() {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "group {} not caught up on partitions {behind:?}",
+            c.kafka.group_id
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Commits per partition, in offset order.
+pub fn by_partition(
+    commits: impl IntoIterator<Item = (i32, Commit)>,
+) -> BTreeMap<i32, Vec<Commit>> {
+    let mut m: BTreeMap<i32, Vec<Commit>> = BTreeMap::new();
+    for (p, c) in commits {
+        m.entry(p).or_default().push(c);
+    }
+    m
+}
+
+/// Asserts the outbox holds exactly the expected commits, each once, in per-partition order,
+/// and that commit_seq is gapless per account.
+pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
+    let want = by_partition(expected.iter().map(|c| (c.intent_partition, c.clone())));
+    let have = by_partition(got.iter().cloned());
+    assert_eq!(
+        have.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "partitions with commits"
+    );
+    for (p, w) in &want {
+        let h = &have[p];
+        assert_eq!(
+            h.len(),
+            w.len(),
+            "partition {p}: {} commits in the outbox, {} expected",
+            h.len(),
+            w.len()
+        );
+        for (i, (a, b)) in h.iter().zip(w).enumerate() {
+            assert_eq!(a, b, "partition {p} commit {i}");
+        }
+    }
+    let mut seqs: BTreeMap<&str, i64> = BTreeMap::new();
+    for (_, c) in got {
+        let s = seqs.entry(&c.account_id).or_insert(0);
+        assert_eq!(c.commit_seq, *s + 1, "{} commit_seq gap", c.account_id);
+        *s = c.commit_seq;
+    }
+}
