@@ -81,7 +81,9 @@ fn misrouted_and_undecodable_records_are_dead_lettered_with_their_bytes() {
     let wrong = (right + 1) % PARTITIONS;
     let valid = encode_single_object(&good[0].intent);
     let garbage = b"\xC3\x01not an avro record".to_vec();
-    let sends: Vec<(i32, Option<&[u8]>, Vec<u8>, &str)> = vec![
+    // (partition, key, payload, expected dead-letter code)
+    type Send<'a> = (i32, Option<&'a [u8]>, Vec<u8>, &'a str);
+    let sends: Vec<Send<'_>> = vec![
         (wrong, Some(account.as_bytes()), valid.clone(), "misrouted"),
         (
             right,
