@@ -139,6 +139,14 @@ pub fn fold<S: StateRead + ?Sized>(
             writes.push((Cf::Slots, k, Some(op.row.memory_id.as_bytes().to_vec())));
         }
     }
+    let input_next = position(o, p, keys::META_INPUT_NEXT)?
+        .unwrap_or(0)
+        .max(commit.intent_offset + 1);
+    writes.push((
+        Cf::Meta,
+        keys::meta(p, keys::META_INPUT_NEXT),
+        Some(input_next.to_be_bytes().to_vec()),
+    ));
     let pending = o.pending_mut();
     for (cf, k, v) in writes {
         match v {

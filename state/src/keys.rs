@@ -109,6 +109,10 @@ pub fn meta(p: i32, name: &str) -> Vec<u8> {
 pub const META_OUTBOX_OFFSET: &str = "outbox_offset";
 /// Meta name: offset of the last input record decided (offline apply).
 pub const META_INPUT_OFFSET: &str = "input_offset";
+/// Meta name: the next input offset whose effects are not yet in state, per partition. Batches
+/// set it past the records they decided; the fold raises it past every commit's intent, so a
+/// state restored from an outbox another instance wrote knows where its history ends.
+pub const META_INPUT_NEXT: &str = "input_next";
 
 fn hash_bytes(hex_hash: &str) -> Result<[u8; 32], StateError> {
     ids::from_hex32(hex_hash).ok_or_else(|| StateError::Corrupt(format!("bad hash {hex_hash:?}")))

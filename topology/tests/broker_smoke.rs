@@ -40,3 +40,126 @@ async fn topics_are_created_and_checked() {
     assert!(err.to_string().contains("co-partitioned"), "{err}");
     broker.stop();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn committed_offsets_round_trip_per_partition() {
+    use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+    use rdkafka::{Offset, TopicPartitionList};
+    use std::time::Duration;
+    let port = free_port().unwrap();
+    let broker = EmbeddedBroker::start(&format!("127.0.0.1:{port}"), "memory://tansu/")
+        .await
+        .unwrap();
+    let t = Topics::new("offsets");
+    topics::create(&broker.bootstrap(), &t, 6, 1).await.unwrap();
+    let b = broker.bootstrap();
+    let intents = t.intents.clone();
+    tokio::task::spawn_blocking(move || {
+        let c: BaseConsumer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &b)
+            .set("group.id", "g-offsets")
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        let mut all = TopicPartitionList::new();
+        for p in 0..6 {
+            all.add_partition_offset(&intents, p, Offset::Offset(0))
+                .unwrap();
+        }
+        c.assign(&all).unwrap();
+        // Commit subsets at different times, as the processor does.
+        for (p, o) in [(0, 735), (1, 1097), (2, 5), (0, 740), (5, 9)] {
+            let mut tpl = TopicPartitionList::new();
+            tpl.add_partition_offset(&intents, p, Offset::Offset(o))
+                .unwrap();
+            c.commit(&tpl, CommitMode::Sync).unwrap();
+        }
+        let mut q = TopicPartitionList::new();
+        for p in 0..6 {
+            q.add_partition(&intents, p);
+        }
+        let got = c.committed_offsets(q, Duration::from_secs(10)).unwrap();
+        let got: Vec<(i32, Offset)> = got
+            .elements()
+            .iter()
+            .map(|e| (e.partition(), e.offset()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (0, Offset::Offset(740)),
+                (1, Offset::Offset(1097)),
+                (2, Offset::Offset(5)),
+                (3, Offset::Invalid),
+                (4, Offset::Invalid),
+                (5, Offset::Offset(9)),
+            ]
+        );
+    })
+    .await
+    .unwrap();
+    broker.stop();
+}
+
+/// Probe of the embedded broker: where does a fetch from the middle of a record batch start?
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn fetch_from_the_middle_of_a_batch_probe() {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::Message;
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    use rdkafka::{Offset, TopicPartitionList};
+    use std::time::Duration;
+    let port = free_port().unwrap();
+    let broker = EmbeddedBroker::start(&format!("127.0.0.1:{port}"), "memory://tansu/")
+        .await
+        .unwrap();
+    let t = Topics::new("mid");
+    topics::create(&broker.bootstrap(), &t, 1, 1).await.unwrap();
+    let b = broker.bootstrap();
+    let topic = t.intents.clone();
+    tokio::task::spawn_blocking(move || {
+        let p: BaseProducer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &b)
+            .set("linger.ms", "100")
+            .create()
+            .unwrap();
+        for i in 0..100 {
+            p.send(
+                BaseRecord::<str, str>::to(&topic)
+                    .partition(0)
+                    .key("k")
+                    .payload(&format!("v{i}")),
+            )
+            .unwrap();
+        }
+        p.flush(Duration::from_secs(10)).unwrap();
+        for i in 100..200 {
+            p.send(
+                BaseRecord::<str, str>::to(&topic)
+                    .partition(0)
+                    .key("k")
+                    .payload(&format!("v{i}")),
+            )
+            .unwrap();
+        }
+        p.flush(Duration::from_secs(10)).unwrap();
+        let c: BaseConsumer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &b)
+            .set("group.id", "g-mid")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&topic, 0, Offset::Offset(50))
+            .unwrap();
+        c.assign(&tpl).unwrap();
+        let first = loop {
+            if let Some(Ok(m)) = c.poll(Duration::from_secs(5)) {
+                break m.offset();
+            }
+        };
+        eprintln!("PROBE fetch from offset 50 first delivered {first}");
+    })
+    .await
+    .unwrap();
+    broker.stop();
+}

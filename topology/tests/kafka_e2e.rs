@@ -31,9 +31,25 @@ fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
     )
 }
 
-fn run_until_caught_up(b: &TestBroker, c: &kledger_topology::config::Config) {
+fn run_until_answered(
+    b: &TestBroker,
+    c: &kledger_topology::config::Config,
+    records: &[IntentRecord],
+) {
     let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
-    wait_caught_up(c, Duration::from_secs(180));
+    wait_answered(c, records, Duration::from_secs(180));
+    b.rt.block_on(running.stop()).unwrap();
+}
+
+/// Runs until restore is done (readiness), then stops.
+fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    while !running.status.ready() {
+        assert!(std::time::Instant::now() < deadline, "not ready in time");
+        assert!(!running.finished(), "processor stopped");
+        std::thread::sleep(Duration::from_millis(50));
+    }
     b.rt.block_on(running.stop()).unwrap();
 }
 
@@ -52,7 +68,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     create_topics(&b, &c);
     let records = stream(21, 100, 10_000);
     publish_all(&c, &records);
-    run_until_caught_up(&b, &c);
+    run_until_answered(&b, &c, &records);
 
     let (want, want_digest) = expected(&records, PARTITIONS);
     let got = commits(&b.bootstrap, &c);
@@ -118,9 +134,17 @@ fn misrouted_and_undecodable_records_are_dead_lettered_with_their_bytes() {
         p.send(r).map_err(|(e, _)| e).unwrap();
     }
     p.flush(Duration::from_secs(10)).unwrap();
-    run_until_caught_up(&b, &c);
-
-    let dead = read_all(&b.bootstrap, &t.deadletter, PARTITIONS);
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    wait_answered(&c, &good, Duration::from_secs(120));
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    let dead = loop {
+        let dead = read_all(&b.bootstrap, &t.deadletter, PARTITIONS);
+        if dead.len() >= sends.len() || std::time::Instant::now() > deadline {
+            break dead;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    b.rt.block_on(running.stop()).unwrap();
     assert_eq!(dead.len(), sends.len());
     for (_, key, payload, code) in &sends {
         let d = dead
@@ -148,7 +172,7 @@ fn replayed_commits_in_the_outbox_are_no_ops_for_restore() {
     create_topics(&b, &c);
     let records = stream(4, 20, 1_500);
     publish_all(&c, &records);
-    run_until_caught_up(&b, &c);
+    run_until_answered(&b, &c, &records);
     let (want, want_digest) = expected(&records, PARTITIONS);
     let p = producer(&b.bootstrap);
     let t = c.topics();
@@ -164,7 +188,7 @@ fn replayed_commits_in_the_outbox_are_no_ops_for_restore() {
     p.flush(Duration::from_secs(10)).unwrap();
     let fresh = tempfile::tempdir().unwrap();
     let c2 = config(&b.bootstrap, fresh.path(), PARTITIONS, "e2e-zombie-2");
-    run_until_caught_up(&b, &c2);
+    run_until_ready(&b, &c2);
     let mut tries = 0;
     let store = loop {
         match RocksStore::open(fresh.path(), &RocksConfig::default()) {
@@ -194,7 +218,7 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
     create_topics(&b, &c);
     let records = stream(5, 5, 200);
     publish_all(&c, &records);
-    run_until_caught_up(&b, &c);
+    run_until_answered(&b, &c, &records);
     // Forge a commit with an existing seq but other content, hashed consistently.
     let (want, _) = expected(&records, PARTITIONS);
     let victim = want.iter().find(|x| x.commit_seq == 2).unwrap();

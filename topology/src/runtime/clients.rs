@@ -9,7 +9,9 @@
 //! - the apply consumer: `enable.auto.commit=false` and `enable.auto.offset.store=false`
 //!   (offsets are committed only after commits, receipts and state are durable),
 //!   `isolation.level=read_committed`, `auto.offset.reset=earliest` (a new group starts at the
-//!   beginning, never skips intents), `statistics.interval.ms=5000` (lag metrics);
+//!   beginning, never skips intents), `statistics.interval.ms=5000` (lag metrics),
+//!   `partition.assignment.strategy=cooperative-sticky` (a rebalance moves only the partitions
+//!   that change owner, so the others keep processing and need no restore);
 //! - the restore consumer: no group, `read_committed`, `enable.partition.eof=true` (knows where
 //!   the outbox ends).
 
@@ -153,7 +155,8 @@ pub fn consumer_config(config: &Config) -> ClientConfig {
         .set("isolation.level", "read_committed")
         .set("statistics.interval.ms", "5000")
         .set("session.timeout.ms", "10000")
-        .set("max.poll.interval.ms", "300000");
+        .set("max.poll.interval.ms", "300000")
+        .set("partition.assignment.strategy", "cooperative-sticky");
     passthrough(&mut c, &config.kafka.consumer_properties);
     c
 }
@@ -165,6 +168,7 @@ pub fn restore_config(config: &Config) -> ClientConfig {
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
         .set("enable.partition.eof", "true")
+        .set("auto.offset.reset", "error")
         .set("isolation.level", "read_committed")
         .set("fetch.max.bytes", "52428800");
     for (k, v) in &config.kafka.consumer_properties {

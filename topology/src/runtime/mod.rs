@@ -4,10 +4,12 @@
 //! - [`batch`]: classifying and deciding one batch of input records.
 //! - [`processor`]: the processor loop (its own OS thread).
 //! - [`restore`]: folding outbox partitions into state.
+//! - [`position`]: per-partition read positions (and the tansu mid-batch fetch workaround).
 //! - [`status`]: readiness and liveness of the processor.
 
 pub mod batch;
 pub mod clients;
+pub mod position;
 pub mod processor;
 pub mod restore;
 pub mod status;

@@ -29,6 +29,7 @@ use super::batch::{Decided, OutKind, decide_batch};
 use super::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
+use super::position::{Position, Verdict};
 use super::restore::restore;
 use super::status::Status;
 use crate::config::{Config, DeliveryMode};
@@ -69,6 +70,7 @@ pub struct Processor {
     restores: Receiver<RestoreDone>,
     restore_tx: Sender<RestoreDone>,
     restore_threads: Vec<std::thread::JoinHandle<()>>,
+    positions: BTreeMap<i32, Position>,
     status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
@@ -136,6 +138,7 @@ impl Processor {
             restores,
             restore_tx,
             restore_threads: Vec::new(),
+            positions: BTreeMap::new(),
             status,
             shutdown,
         })
@@ -156,10 +159,10 @@ impl Processor {
             if let Err(e) = self.handle_events() {
                 break Err(e);
             }
-            let batch: Vec<OwnedMessage> = batch
-                .into_iter()
-                .filter(|m| matches!(self.parts.get(&m.partition()), Some(Part::Ready { .. })))
-                .collect();
+            let batch = match self.in_order(batch) {
+                Ok(b) => b,
+                Err(e) => break Err(e),
+            };
             if !batch.is_empty() {
                 match self.process(&batch) {
                     Ok(()) => {
@@ -197,6 +200,44 @@ impl Processor {
             let _ = h.join();
         }
         result
+    }
+
+    /// Keeps the records of ready partitions that continue each partition's position (see
+    /// [`super::position`]); a read that ran ahead is sought back.
+    fn in_order(&mut self, batch: Vec<OwnedMessage>) -> anyhow::Result<Vec<OwnedMessage>> {
+        let mut keep = Vec::with_capacity(batch.len());
+        let mut reseek: BTreeSet<i32> = BTreeSet::new();
+        for m in batch {
+            let p = m.partition();
+            if !matches!(self.parts.get(&p), Some(Part::Ready { .. })) || reseek.contains(&p) {
+                continue;
+            }
+            let pos = self
+                .positions
+                .entry(p)
+                .or_insert_with(|| Position::at(m.offset()));
+            match pos.check(m.offset()) {
+                Verdict::Accept => keep.push(m),
+                Verdict::Drop => {}
+                Verdict::SeekTo(o) => {
+                    tracing::debug!(
+                        partition = p,
+                        expected = pos.next(),
+                        got = m.offset(),
+                        seek = o,
+                        "read ran ahead; seeking back"
+                    );
+                    self.consumer.seek(
+                        &self.topics.intents,
+                        p,
+                        Offset::Offset(o),
+                        Duration::from_secs(30),
+                    )?;
+                    reseek.insert(p);
+                }
+            }
+        }
+        Ok(keep)
     }
 
     fn collect(&mut self) -> Vec<OwnedMessage> {
@@ -239,6 +280,7 @@ impl Processor {
                     tracing::info!(partitions = ?ps, "revoked");
                     for p in &ps {
                         self.parts.remove(p);
+                        self.positions.remove(p);
                         if self.config.state.drop_on_revoke {
                             self.store
                                 .drop_partition(*p)
@@ -323,21 +365,40 @@ impl Processor {
         let committed = self
             .consumer
             .committed_offsets(self.tpl(ps, None)?, Duration::from_secs(30))?;
-        for e in committed.elements() {
-            let offset = match e.offset() {
-                Offset::Offset(o) => Offset::Offset(o),
-                _ => Offset::Beginning,
-            };
-            self.consumer.seek(
-                &self.topics.intents,
-                e.partition(),
-                offset,
-                Duration::from_secs(30),
-            )?;
-        }
         self.consumer
             .resume(&self.tpl(ps, None)?)
             .context("resume")?;
+        for e in committed.elements() {
+            let p = e.partition();
+            // No committed offset: from the start (Position accepts a start past 0 after
+            // probing it).
+            let committed = match e.offset() {
+                Offset::Offset(o) => o,
+                _ => 0,
+            };
+            // Resume where both the group and the state agree: never past what state holds.
+            // An offset committed by an instance whose last commits this restore did not see
+            // (it still wrote after losing the partition) would otherwise skip deciding intents
+            // whose effects are missing here.
+            let held = kledger_state::position(self.store.as_ref(), p, keys::META_INPUT_NEXT)?
+                .unwrap_or(0);
+            let from = committed.min(held);
+            if from < committed {
+                tracing::info!(
+                    partition = p,
+                    committed,
+                    from,
+                    "resuming before the committed offset, where state ends"
+                );
+            }
+            self.positions.insert(p, Position::at(from));
+            self.consumer.seek(
+                &self.topics.intents,
+                p,
+                Offset::Offset(from),
+                Duration::from_secs(30),
+            )?;
+        }
         for p in ps {
             let failures = match self.parts.get(p) {
                 Some(Part::Restoring { attempt, .. }) => *attempt,
@@ -448,6 +509,9 @@ impl Processor {
         }
         for (p, offset) in &delivered {
             applier.set_position(*p, keys::META_OUTBOX_OFFSET, *offset);
+        }
+        for (p, next) in &decided.next_offsets {
+            applier.set_position(*p, keys::META_INPUT_NEXT, *next);
         }
         store
             .write(&applier.into_writes())

@@ -1,4 +1,8 @@
 //! Restore: fold outbox partitions into state, from the stored position to the end.
+//!
+//! The end is where a fetch reports end-of-partition at the read position: fetch responses
+//! carry the high watermark with the data. Offset lookups (ListOffsets) are not used, because
+//! tansu 0.6 can answer them with stale or wrong values under load.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -10,10 +14,12 @@ use kledger_state::{Overlay, RocksStore, StateError, StateStore, keys, position,
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
+use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::Config;
 use crate::metrics as m;
+use crate::runtime::position::{Position, Verdict};
 
 /// How long a restore may go without reading anything before it fails.
 pub const RESTORE_STALL_MAX: Duration = Duration::from_secs(60);
@@ -21,7 +27,8 @@ pub const RESTORE_STALL_MAX: Duration = Duration::from_secs(60);
 /// Restores `partitions` of `outbox` into `store`. Returns the number of records folded.
 ///
 /// A fork or a gap stops the restore with an error (and the processor with it): state is never
-/// built from a history that does not chain.
+/// built from a history that does not chain. Missing history (the outbox starts after the
+/// stored position) is an error too.
 pub fn restore(
     config: &Config,
     outbox: &str,
@@ -30,33 +37,23 @@ pub fn restore(
     lookup: &dyn SchemaLookup,
     shutdown: &AtomicBool,
 ) -> anyhow::Result<u64> {
+    if partitions.is_empty() {
+        return Ok(0);
+    }
     let started = Instant::now();
     let consumer: BaseConsumer = crate::runtime::clients::restore_config(config)
         .create()
         .context("restore consumer")?;
     let mut tpl = TopicPartitionList::new();
-    let mut ends: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut positions: BTreeMap<i32, Position> = BTreeMap::new();
     for &p in partitions {
         let from = position(store, p, keys::META_OUTBOX_OFFSET)?.map_or(0, |o| o + 1);
-        let (low, high) = consumer
-            .fetch_watermarks(outbox, p, Duration::from_secs(30))
-            .with_context(|| format!("watermarks of {outbox}/{p}"))?;
-        if from < low {
-            bail!(
-                "{outbox}/{p} starts at offset {low} but state needs it from {from}: history is missing, state cannot be restored"
-            );
-        }
-        if from < high {
-            tpl.add_partition_offset(outbox, p, Offset::Offset(from))?;
-            ends.insert(p, high);
-        }
-    }
-    let mut folded = 0u64;
-    if ends.is_empty() {
-        return Ok(0);
+        tpl.add_partition_offset(outbox, p, Offset::Offset(from))?;
+        positions.insert(p, Position::at(from));
     }
     consumer.assign(&tpl).context("assign outbox partitions")?;
-    let mut open: BTreeSet<i32> = ends.keys().copied().collect();
+    let mut open: BTreeSet<i32> = positions.keys().copied().collect();
+    let mut folded = 0u64;
     let mut overlay = Overlay::new(store);
     let mut in_overlay = 0usize;
     let mut last_progress = Instant::now();
@@ -68,6 +65,25 @@ pub fn restore(
             Some(Ok(msg)) => {
                 last_progress = Instant::now();
                 let p = msg.partition();
+                let Some(pos) = positions.get_mut(&p) else {
+                    continue;
+                };
+                match pos.check(msg.offset()) {
+                    Verdict::Accept => {}
+                    Verdict::Drop => continue,
+                    Verdict::SeekTo(o) => {
+                        tracing::debug!(
+                            partition = p,
+                            got = msg.offset(),
+                            expected = pos.next(),
+                            seek = o,
+                            "restore read ran ahead; seeking back"
+                        );
+                        consumer.seek(outbox, p, Offset::Offset(o), Duration::from_secs(30))?;
+                        continue;
+                    }
+                }
+                open.insert(p);
                 let bytes = msg.payload().unwrap_or_default();
                 match restore_record(&mut overlay, p, msg.offset(), bytes, lookup) {
                     Ok(_) => {}
@@ -78,16 +94,11 @@ pub fn restore(
                         );
                     }
                     Err(e) => {
-                        return Err(
-                            anyhow::Error::new(e).context(format!("restoring {outbox}/{p}"))
-                        );
+                        return Err(anyhow::Error::new(e).context(format!("restoring {outbox}/{p}")));
                     }
                 }
                 folded += 1;
                 in_overlay += 1;
-                if msg.offset() + 1 >= ends.get(&p).copied().unwrap_or(i64::MAX) {
-                    open.remove(&p);
-                }
                 if in_overlay >= config.processor.restore_batch_records {
                     store.write(
                         &std::mem::replace(&mut overlay, Overlay::new(store)).into_writes(),
@@ -96,7 +107,15 @@ pub fn restore(
                 }
             }
             Some(Err(KafkaError::PartitionEOF(p))) => {
-                open.remove(&p);
+                // The end, unless a seek back is still on its way.
+                if positions.get(&p).is_some_and(|pos| !pos.seeking()) {
+                    open.remove(&p);
+                }
+            }
+            Some(Err(KafkaError::MessageConsumption(RDKafkaErrorCode::OffsetOutOfRange))) => {
+                bail!(
+                    "reading {outbox}: the stored position is outside the partition (history is missing, state cannot be restored)"
+                );
             }
             Some(Err(e)) => tracing::warn!(error = %e, "restore consumer error"),
             None => {
