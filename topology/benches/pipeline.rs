@@ -35,7 +35,8 @@ const RUNS: usize = 3;
 fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
     let mut m = BTreeMap::new();
     for r in records {
-        *m.entry(partition_for(r.intent.account_id.as_bytes(), PARTITIONS)).or_insert(0) += 1;
+        *m.entry(partition_for(r.intent.account_id.as_bytes(), PARTITIONS))
+            .or_insert(0) += 1;
     }
     m
 }
@@ -71,20 +72,27 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
     let total: i64 = want.values().sum();
     let started = Instant::now();
     let consumer: BaseConsumer = consumer_config(config).create().expect("consumer");
-    consumer.subscribe(&[&config.topics().intents]).expect("subscribe");
+    consumer
+        .subscribe(&[&config.topics().intents])
+        .expect("subscribe");
     let (tx, rx) = channel();
-    let producer: ThreadedProducer<DeliveryContext> =
-        producer_config(config, None).create_with_context(DeliveryContext::new(tx)).expect("producer");
+    let producer: ThreadedProducer<DeliveryContext> = producer_config(config, None)
+        .create_with_context(DeliveryContext::new(tx))
+        .expect("producer");
     let (mut done, mut id) = (0i64, 0u64);
     let max = config.processor.batch_records_max;
     while done < total {
         let mut batch = Vec::with_capacity(max);
         let mut deadline: Option<Instant> = None;
         while batch.len() < max {
-            let timeout = deadline.map_or(Duration::from_millis(100), |d| d.saturating_duration_since(Instant::now()));
+            let timeout = deadline.map_or(Duration::from_millis(100), |d| {
+                d.saturating_duration_since(Instant::now())
+            });
             match consumer.poll(timeout) {
                 Some(Ok(m)) => {
-                    deadline.get_or_insert_with(|| Instant::now() + Duration::from_millis(config.processor.batch_wait_ms));
+                    deadline.get_or_insert_with(|| {
+                        Instant::now() + Duration::from_millis(config.processor.batch_wait_ms)
+                    });
                     batch.push(m.detach());
                 }
                 _ => break,
@@ -109,12 +117,16 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
             }
         }
         for _ in 0..batch.len() {
-            rx.recv_timeout(Duration::from_secs(60)).expect("delivery").result.expect("delivered");
+            rx.recv_timeout(Duration::from_secs(60))
+                .expect("delivery")
+                .result
+                .expect("delivered");
         }
         if !next.is_empty() {
             let mut tpl = TopicPartitionList::new();
             for (p, o) in &next {
-                tpl.add_partition_offset(&config.topics().intents, *p, Offset::Offset(*o)).expect("tpl");
+                tpl.add_partition_offset(&config.topics().intents, *p, Offset::Offset(*o))
+                    .expect("tpl");
             }
             consumer.commit(&tpl, CommitMode::Sync).expect("commit");
         }
@@ -129,34 +141,81 @@ fn median(mut v: Vec<f64>) -> f64 {
 }
 
 fn main() {
-    let n: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200_000);
-    let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().expect("runtime");
+    let n: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(200_000);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
     let broker = rt
-        .block_on(EmbeddedBroker::start(&format!("127.0.0.1:{}", free_port().expect("port")), "memory://tansu/"))
+        .block_on(EmbeddedBroker::start(
+            &format!("127.0.0.1:{}", free_port().expect("port")),
+            "memory://tansu/",
+        ))
         .expect("broker");
     let dir = tempfile::tempdir().expect("tempdir");
     let mut base = Config::default();
     base.kafka.bootstrap_servers = broker.bootstrap();
     base.kafka.partitions = PARTITIONS;
     base.http.listen = String::new();
-    let records: Vec<IntentRecord> = Generator::new(GenConfig { seed: 99, accounts: 2_000, ..GenConfig::default() })
-        .take(n)
-        .filter(|r| serde_json::from_str::<IntentRecord>(&serde_json::to_string(r).expect("json")).ok().as_ref() == Some(r))
+    let records: Vec<IntentRecord> = Generator::new(GenConfig {
+        seed: 99,
+        accounts: 2_000,
+        ..GenConfig::default()
+    })
+    .take(n)
+    .filter(|r| {
+        serde_json::from_str::<IntentRecord>(&serde_json::to_string(r).expect("json"))
+            .ok()
+            .as_ref()
+            == Some(r)
+    })
+    .collect();
+    let text: String = records
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("json") + "\n")
         .collect();
-    let text: String = records.iter().map(|r| serde_json::to_string(r).expect("json") + "\n").collect();
     let want = counts(&records);
     let (mut limit, mut ours) = (Vec::new(), Vec::new());
     for run in 0..RUNS {
         // Each run has its own topics (same intents), so no run reads another's outputs.
         let mut c = base.clone();
         c.kafka.topic_prefix = format!("bench{run}");
-        rt.block_on(topics::create(&c.kafka.bootstrap_servers, &c.topics(), PARTITIONS, 1)).expect("topics");
+        rt.block_on(topics::create(
+            &c.kafka.bootstrap_servers,
+            &c.topics(),
+            PARTITIONS,
+            1,
+        ))
+        .expect("topics");
         let t = Instant::now();
-        publish::publish(&c, PARTITIONS, &mut BufReader::new(Cursor::new(text.clone())), false).expect("publish");
-        eprintln!("run {run}: published {} intents in {:.1} s", records.len(), t.elapsed().as_secs_f64());
+        publish::publish(
+            &c,
+            PARTITIONS,
+            &mut BufReader::new(Cursor::new(text.clone())),
+            false,
+        )
+        .expect("publish");
+        eprintln!(
+            "run {run}: published {} intents in {:.1} s",
+            records.len(),
+            t.elapsed().as_secs_f64()
+        );
         let out = format!("bench{run}.passthrough");
-        let out_topics = kledger_topology::topics::Topics { intents: out.clone(), ..c.topics() };
-        rt.block_on(topics::create(&c.kafka.bootstrap_servers, &out_topics, PARTITIONS, 1)).expect("output topic");
+        let out_topics = kledger_topology::topics::Topics {
+            intents: out.clone(),
+            ..c.topics()
+        };
+        rt.block_on(topics::create(
+            &c.kafka.bootstrap_servers,
+            &out_topics,
+            PARTITIONS,
+            1,
+        ))
+        .expect("output topic");
 
         c.kafka.group_id = format!("bench-pass-{run}");
         let rate = pass_through(&c, &out, &want);
@@ -167,13 +226,22 @@ fn main() {
         c.state.dir = dir.path().join(format!("state-{run}"));
         let started = Instant::now();
         let running = rt.block_on(runtime::start(c.clone())).expect("start");
-        wait_committed(&c.kafka.bootstrap_servers, &c.kafka.group_id, &c.topics().intents, &want);
+        wait_committed(
+            &c.kafka.bootstrap_servers,
+            &c.kafka.group_id,
+            &c.topics().intents,
+            &want,
+        );
         let rate = records.len() as f64 / started.elapsed().as_secs_f64();
         rt.block_on(running.stop()).expect("stop");
         println!("run {run}: kledger processor {rate:.0} intents/s");
         ours.push(rate);
     }
     let (l, o) = (median(limit), median(ours));
-    println!("median over {RUNS} runs, {} intents, {PARTITIONS} partitions: pass-through {l:.0}/s, kledger {o:.0}/s, ratio {:.2} (goal ≥ 0.70)", records.len(), o / l);
+    println!(
+        "median over {RUNS} runs, {} intents, {PARTITIONS} partitions: pass-through {l:.0}/s, kledger {o:.0}/s, ratio {:.2} (goal ≥ 0.70)",
+        records.len(),
+        o / l
+    );
     broker.stop();
 }

@@ -61,8 +61,11 @@ pub struct KafkaConfig {
     pub group_id: String,
     /// Delivery mode.
     pub delivery_mode: DeliveryMode,
-    /// Transactional id (transactional mode); defaults to `<group_id>-<hostname-free instance>`.
+    /// Transactional id (transactional mode); defaults to `<group_id>-tx`. Give every
+    /// instance its own id.
     pub transactional_id: Option<String>,
+    /// Create missing topics at start (off when an operator manages topics).
+    pub create_topics: bool,
     /// Extra librdkafka properties for consumers.
     pub consumer_properties: BTreeMap<String, String>,
     /// Extra librdkafka properties for producers.
@@ -79,6 +82,7 @@ impl Default for KafkaConfig {
             group_id: "kledger-apply".into(),
             delivery_mode: DeliveryMode::Idempotent,
             transactional_id: None,
+            create_topics: true,
             consumer_properties: BTreeMap::new(),
             producer_properties: BTreeMap::new(),
         }

@@ -17,6 +17,8 @@ pub const BATCH_RECORDS: &str = "kledger_batch_records";
 pub const BATCH_RETRIES_TOTAL: &str = "kledger_batch_retries_total";
 /// Kafka transaction (begin → commit) latency, seconds (transactional mode).
 pub const TRANSACTION_LATENCY_SECONDS: &str = "kledger_transaction_latency_seconds";
+/// Kafka transactions, by `result` (committed, aborted) (transactional mode).
+pub const TRANSACTIONS_TOTAL: &str = "kledger_transactions_total";
 /// Consumer lag of the intents topic, records, by `partition`.
 pub const CONSUMER_LAG_RECORDS: &str = "kledger_consumer_lag_records";
 /// Duration of a partition restore from the outbox, seconds.
@@ -42,6 +44,7 @@ pub const ALL: &[&str] = &[
     BATCH_RECORDS,
     BATCH_RETRIES_TOTAL,
     TRANSACTION_LATENCY_SECONDS,
+    TRANSACTIONS_TOTAL,
     CONSUMER_LAG_RECORDS,
     RESTORE_DURATION_SECONDS,
     RESTORE_RECORDS_TOTAL,

@@ -64,13 +64,15 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     }
     let bootstrap = config.bootstrap();
     let t = config.topics();
-    topics::create(
-        &bootstrap,
-        &t,
-        config.kafka.partitions,
-        config.kafka.replication_factor,
-    )
-    .await?;
+    if config.kafka.create_topics {
+        topics::create(
+            &bootstrap,
+            &t,
+            config.kafka.partitions,
+            config.kafka.replication_factor,
+        )
+        .await?;
+    }
     let (b, t2) = (bootstrap.clone(), t.clone());
     let partitions = tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await??;
     config.kafka.partitions = partitions;

@@ -504,6 +504,7 @@ impl Processor {
             if let Err(e) = result {
                 return Err(self.abort(e));
             }
+            metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "committed").increment(1);
             metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS)
                 .record(tx_started.elapsed().as_secs_f64());
         }
@@ -540,10 +541,11 @@ impl Processor {
     }
 
     fn abort(&self, why: String) -> BatchError {
-        if self.transactional()
-            && let Err(e) = self.producer.abort_transaction(Duration::from_secs(30))
-        {
-            return BatchError::Fatal(anyhow::anyhow!("abort transaction after `{why}`: {e}"));
+        if self.transactional() {
+            metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "aborted").increment(1);
+            if let Err(e) = self.producer.abort_transaction(Duration::from_secs(30)) {
+                return BatchError::Fatal(anyhow::anyhow!("abort transaction after `{why}`: {e}"));
+            }
         }
         BatchError::Retry(why)
     }

@@ -94,7 +94,9 @@ pub fn restore(
                         );
                     }
                     Err(e) => {
-                        return Err(anyhow::Error::new(e).context(format!("restoring {outbox}/{p}")));
+                        return Err(
+                            anyhow::Error::new(e).context(format!("restoring {outbox}/{p}"))
+                        );
                     }
                 }
                 folded += 1;

@@ -1,0 +1,163 @@
+//! Fault injection with librdkafka's mock cluster: request errors on produce, fetch and offset
+//! commit, a broker going down and up, and the transactional mode's call sequence.
+//!
+//! What the mock does not enforce (so these tests cannot check it): transactions are not
+//! atomic for readers (read_committed consumers see open and aborted records), producers are
+//! not fenced, and `send_offsets_to_transaction` stores no offsets. It keeps only ≈5 MiB per
+//! partition, so streams here are short.
+
+mod common;
+
+use std::time::Duration;
+
+use common::*;
+use kledger_schemas::IntentRecord;
+use kledger_testkit::{GenConfig, Generator};
+use kledger_topology::config::{Config, DeliveryMode};
+use kledger_topology::{metrics, runtime};
+use rdkafka::mocking::MockCluster;
+use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
+
+const PARTITIONS: i32 = 4;
+
+fn mock_config(
+    mock: &MockCluster<'_, rdkafka::producer::DefaultProducerContext>,
+    dir: &std::path::Path,
+    group: &str,
+) -> Config {
+    let mut c = config(&mock.bootstrap_servers(), dir, PARTITIONS, group);
+    c.kafka.create_topics = false;
+    for t in [
+        c.topics().intents,
+        c.topics().outbox,
+        c.topics().receipts,
+        c.topics().views,
+        c.topics().deadletter,
+    ] {
+        mock.create_topic(&t, PARTITIONS, 1).unwrap();
+    }
+    c
+}
+
+fn stream(seed: u64, n: usize) -> Vec<IntentRecord> {
+    json_safe(
+        Generator::new(GenConfig {
+            seed,
+            accounts: 20,
+            ..GenConfig::default()
+        })
+        .take(n)
+        .collect(),
+    )
+}
+
+fn rt() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn produce_fetch_and_commit_errors_are_survived() {
+    let mock = MockCluster::new(1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = mock_config(&mock, dir.path(), "mock-errors");
+    let records = stream(41, 1_500);
+    publish_all(&c, &records);
+    let rt = rt();
+    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    // Retriable errors: librdkafka retries produce (idempotently) and fetch; a failed offset
+    // commit is covered by the next one.
+    let errs = |e: RDKafkaRespErr, n: usize| vec![e; n];
+    mock.request_errors(
+        RDKafkaApiKey::Produce,
+        &errs(
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+            6,
+        ),
+    );
+    mock.request_errors(
+        RDKafkaApiKey::Fetch,
+        &errs(
+            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
+            6,
+        ),
+    );
+    mock.request_errors(
+        RDKafkaApiKey::OffsetCommit,
+        &errs(RDKafkaRespErr::RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, 3),
+    );
+    wait_answered(&c, &records, Duration::from_secs(180));
+    rt.block_on(running.stop()).unwrap();
+    let (want, _) = expected(&records, PARTITIONS);
+    assert_outbox_exact(&commits(&c.kafka.bootstrap_servers, &c), &want);
+}
+
+#[test]
+fn a_broker_going_down_and_up_is_survived() {
+    let mock = MockCluster::new(1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let c = mock_config(&mock, dir.path(), "mock-down");
+    let records = stream(42, 1_200);
+    let (first, second) = records.split_at(600);
+    publish_all(&c, first);
+    let rt = rt();
+    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    wait_answered(&c, first, Duration::from_secs(120));
+    mock.broker_down(1).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    mock.broker_up(1).unwrap();
+    publish_all(&c, second);
+    wait_answered(&c, &records, Duration::from_secs(180));
+    assert!(!running.finished(), "processor kept running");
+    rt.block_on(running.stop()).unwrap();
+    let (want, _) = expected(&records, PARTITIONS);
+    let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
+    assert_outbox_exact(&unique, &want);
+}
+
+#[test]
+fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
+    let handle = metrics::install().unwrap();
+    let mock = MockCluster::new(1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mock_config(&mock, dir.path(), "mock-tx");
+    c.kafka.delivery_mode = DeliveryMode::Transactional;
+    c.kafka.transactional_id = Some("kledger-test-tx".into());
+    let records = stream(43, 800);
+    publish_all(&c, &records);
+    let rt = rt();
+    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    // A non-retriable produce error fails one batch: the transaction is aborted, state is
+    // re-synced from the outbox, and the batch is decided again.
+    mock.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED],
+    );
+    wait_answered(&c, &records, Duration::from_secs(180));
+    rt.block_on(running.stop()).unwrap();
+    let text = handle.render();
+    let count = |result: &str| -> f64 {
+        text.lines()
+            .find(|l| {
+                l.starts_with("kledger_transactions_total")
+                    && l.contains(&format!("result=\"{result}\""))
+            })
+            .and_then(|l| l.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0.0)
+    };
+    assert!(count("committed") >= 1.0, "{text}");
+    assert!(
+        count("aborted") >= 1.0,
+        "no transaction was aborted:\n{text}"
+    );
+    // The mock shows aborted records to read_committed readers, so an aborted batch's
+    // commits may appear; they are byte-identical to the retried ones (same state, same
+    // input), and nothing else is in the outbox.
+    let (want, _) = expected(&records, PARTITIONS);
+    let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
+    assert_outbox_exact(&unique, &want);
+}
