@@ -36,11 +36,9 @@ case "${1:-}" in
   demo)
     setup
     cargo build -p kledger-topology --bin kledger
-    rm -rf data/demo-state
     mkdir -p data
-    "$CARGO_TARGET_DIR/debug/kledger" apply --input examples/intents.jsonl --state data/demo-state \
-      --receipts data/demo-receipts.jsonl --commits data/demo-commits.jsonl
-    echo "receipts: data/demo-receipts.jsonl  commits: data/demo-commits.jsonl" >&2
+    # The embedded broker and state live under ./data; Ctrl-C stops, running again continues.
+    exec "$CARGO_TARGET_DIR/debug/kledger" run --demo examples/intents.jsonl
     ;;
   test)
     setup
@@ -55,6 +53,7 @@ case "${1:-}" in
   bench)
     setup
     cargo bench -p kledger-processors --bench decide
+    cargo bench -p kledger-topology --bench pipeline
     ;;
   *)
     sed -n '2,9p' "$0" >&2

@@ -408,3 +408,28 @@ mod tests {
         assert!(Config::load(None, vars(&[("KLEDGER_LOG__FORMAT", "xml")])).is_err());
     }
 }
+
+#[cfg(test)]
+mod reference {
+    use super::*;
+
+    #[test]
+    fn the_configuration_reference_matches_the_struct() {
+        let doc = include_str!("../../docs/configuration.md");
+        let defaults = toml::to_string(&Config::default()).unwrap();
+        assert!(
+            doc.contains(defaults.trim()),
+            "docs/configuration.md defaults block is stale:\n{defaults}"
+        );
+        let table: toml::Table = toml::from_str(&defaults).unwrap();
+        for (section, v) in &table {
+            for key in v.as_table().into_iter().flat_map(|t| t.keys()) {
+                let name = format!("| `{section}.{key}` |");
+                assert!(
+                    doc.contains(&name),
+                    "{name} missing from docs/configuration.md"
+                );
+            }
+        }
+    }
+}

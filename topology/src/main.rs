@@ -80,6 +80,8 @@ enum Command {
         #[arg(long)]
         commits: Option<PathBuf>,
     },
+    /// Print the effective configuration (defaults, file and KLEDGER_* overrides) as TOML.
+    Config,
     /// State operations.
     State {
         #[command(subcommand)]
@@ -283,6 +285,7 @@ fn main() -> anyhow::Result<()> {
                 digest(store.as_ref())?
             );
         }
+        Command::Config => print!("{}", toml::to_string(&config)?),
         Command::State {
             command: StateCommand::Digest { state },
         } => {

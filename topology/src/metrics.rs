@@ -74,3 +74,18 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         .install_recorder()?;
     Ok(HANDLE.get_or_init(|| handle).clone())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_metric_is_documented_and_well_named() {
+        let doc = include_str!("../../docs/operations.md");
+        for name in super::ALL {
+            assert!(name.starts_with("kledger_"), "{name}");
+            assert!(
+                doc.contains(&format!("| `{name}` |")),
+                "{name} missing from docs/operations.md"
+            );
+        }
+    }
+}

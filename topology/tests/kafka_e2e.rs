@@ -53,6 +53,23 @@ fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
     b.rt.block_on(running.stop()).unwrap();
 }
 
+fn http_get(port: u16, path: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    (
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
+    )
+}
+
 fn producer(bootstrap: &str) -> BaseProducer {
     rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
@@ -64,11 +81,36 @@ fn producer(bootstrap: &str) -> BaseProducer {
 fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
-    let c = config(&b.bootstrap, dir.path(), PARTITIONS, "e2e-10k");
+    let mut c = config(&b.bootstrap, dir.path(), PARTITIONS, "e2e-10k");
+    let port = kledger_topology::embedded::free_port().unwrap();
+    c.http.listen = format!("127.0.0.1:{port}");
     create_topics(&b, &c);
     let records = stream(21, 100, 10_000);
     publish_all(&c, &records);
-    run_until_answered(&b, &c, &records);
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    wait_answered(&c, &records, Duration::from_secs(180));
+    let (ready, _) = http_get(port, "/readyz");
+    let (metrics_status, metrics) = http_get(port, "/metrics");
+    b.rt.block_on(running.stop()).unwrap();
+    assert_eq!((ready, metrics_status), (200, 200));
+    for name in [
+        "kledger_intents_total{outcome=\"committed\"}",
+        "kledger_intents_total{outcome=\"rejected\"}",
+        "kledger_batch_records_bucket",
+        "kledger_apply_latency_seconds_bucket",
+        "kledger_rebalances_total{kind=\"assign\"}",
+        "kledger_partitions{state=\"ready\"}",
+        "kledger_rocksdb_live_data_bytes",
+    ] {
+        assert!(
+            metrics.contains(name),
+            "{name} missing from /metrics:\n{metrics}"
+        );
+    }
+    assert!(
+        !metrics.contains("account"),
+        "no account ids in metric labels"
+    );
 
     let (want, want_digest) = expected(&records, PARTITIONS);
     let got = commits(&b.bootstrap, &c);

@@ -150,7 +150,7 @@ impl Processor {
 
     /// Runs until shutdown or a fatal error.
     pub fn run(mut self) -> anyhow::Result<()> {
-        let mut last_sizes = Instant::now();
+        let mut last_sizes: Option<Instant> = None;
         let result = loop {
             if self.shutdown.load(Ordering::Relaxed) {
                 break Ok(());
@@ -182,8 +182,8 @@ impl Processor {
                     Err(BatchError::Fatal(e)) => break Err(e),
                 }
             }
-            if last_sizes.elapsed() > Duration::from_secs(5) {
-                last_sizes = Instant::now();
+            if last_sizes.is_none_or(|t| t.elapsed() > Duration::from_secs(5)) {
+                last_sizes = Some(Instant::now());
                 if let Ok(s) = self.store.sizes() {
                     metrics::gauge!(m::ROCKSDB_LIVE_DATA_BYTES).set(s.live_data_bytes as f64);
                     metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
