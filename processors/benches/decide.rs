@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use kledger_processors::{AccountState, Head, RecordMeta, decide};
-use kledger_schemas::avro::{NoRegistry, decode, encode_single_object};
-use kledger_schemas::{Intent, Op, Status};
+use kledger_schemas::avro::{NoRegistry, decode, encode_single_object, frame_single_object};
+use kledger_schemas::{Commit, Intent, Op, Status};
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -104,8 +104,8 @@ fn sample(states: &BTreeMap<String, AccountState>, inputs: &[Vec<u8>]) -> f64 {
             },
         );
         out.clear();
-        if let Some(c) = &d.commit {
-            out.extend_from_slice(&encode_single_object(c));
+        if let Some(body) = &d.commit_body {
+            out.extend_from_slice(&frame_single_object::<Commit>(body));
         }
         out.extend_from_slice(&encode_single_object(&d.receipt));
         black_box(&out);

@@ -36,6 +36,8 @@ pub struct Decision {
     pub receipt: Receipt,
     /// The commit (outcome `committed` only).
     pub commit: Option<Commit>,
+    /// The commit's Avro body (unframed), encoded once while sealing it.
+    pub commit_body: Option<Vec<u8>>,
 }
 
 impl Decision {
@@ -90,6 +92,7 @@ fn not_committed(
     Decision {
         receipt: r,
         commit: None,
+        commit_body: None,
     }
 }
 
@@ -124,6 +127,7 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
             return Decision {
                 receipt: r,
                 commit: None,
+                commit_body: None,
             };
         }
         let reason = Reason::new(
@@ -532,7 +536,7 @@ fn finish(
         rebased,
         ops,
     };
-    commit.head_hash = ids::head_hash(&mut commit);
+    let body = ids::seal(&mut commit);
     let mut r = receipt(
         &intent.action_id,
         &intent.account_id,
@@ -554,5 +558,6 @@ fn finish(
     Decision {
         receipt: r,
         commit: Some(commit),
+        commit_body: Some(body),
     }
 }

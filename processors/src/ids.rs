@@ -252,6 +252,33 @@ pub fn head_hash(commit: &mut Commit) -> String {
     to_hex(&h.finalize())
 }
 
+/// Seals a commit whose `head_hash` is empty: computes the head hash, sets it, and returns the
+/// commit's Avro body — encoding the commit once for both. The body equals
+/// `commit.encode()` after sealing.
+pub fn seal(commit: &mut Commit) -> Vec<u8> {
+    debug_assert!(commit.head_hash.is_empty());
+    let mut canonical = Vec::with_capacity(2048);
+    commit.encode(&mut canonical);
+    let mut h = Sha256::new();
+    match from_hex32(&commit.prev_hash) {
+        Some(prev) => h.update(prev),
+        None => h.update(commit.prev_hash.as_bytes()),
+    }
+    h.update(&canonical);
+    commit.head_hash = to_hex(&h.finalize());
+    // The empty head_hash is one 0x00 byte after account_id, commit_seq and prev_hash.
+    let mut prefix = Vec::with_capacity(commit.account_id.len() + commit.prev_hash.len() + 24);
+    commit.account_id.encode(&mut prefix);
+    commit.commit_seq.encode(&mut prefix);
+    commit.prev_hash.encode(&mut prefix);
+    let at = prefix.len();
+    let mut body = Vec::with_capacity(canonical.len() + commit.head_hash.len() + 2);
+    body.extend_from_slice(&canonical[..at]);
+    commit.head_hash.encode(&mut body);
+    body.extend_from_slice(&canonical[at + 1..]);
+    body
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,7 @@ pub mod wire;
 pub use binary::{AvroCodec, Reader, write_bytes, write_long};
 pub use wire::{
     KnownSchemas, NoRegistry, Record, SchemaLookup, decode, encode_confluent, encode_single_object,
-    fingerprint, schema,
+    fingerprint, frame_single_object, schema,
 };
 
 /// Why bytes could not be decoded into a record. Each variant has a stable dead-letter code.

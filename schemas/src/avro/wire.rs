@@ -157,6 +157,15 @@ pub fn encode_single_object<T: Record>(value: &T) -> Vec<u8> {
     out
 }
 
+/// Frames an already-encoded body with single-object encoding.
+pub fn frame_single_object<T: Record>(body: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(body.len() + 10);
+    out.extend_from_slice(&SINGLE_OBJECT_MAGIC);
+    out.extend_from_slice(&T::current().fingerprint.to_le_bytes());
+    out.extend_from_slice(body);
+    out
+}
+
 /// Encodes `value` in the Confluent wire format under `schema_id`.
 pub fn encode_confluent<T: Record>(value: &T, schema_id: u32) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);

@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use kledger_processors::RecordMeta;
 use kledger_processors::routing::partition_for;
-use kledger_schemas::avro::{SchemaLookup, decode, encode_single_object};
-use kledger_schemas::{Intent, Outcome};
+use kledger_schemas::avro::{SchemaLookup, decode, encode_single_object, frame_single_object};
+use kledger_schemas::{Commit, Intent, Outcome};
 use kledger_state::{Applier, StateError, StateRead};
 use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 
@@ -171,12 +171,12 @@ pub fn decide_batch<S: StateRead + ?Sized>(
         let decision = applier.apply(&intent, &meta)?;
         *d.outcomes.entry(decision.receipt.outcome).or_insert(0) += 1;
         let key = Some(intent.account_id.into_bytes());
-        if let Some(c) = &decision.commit {
+        if let (Some(c), Some(body)) = (&decision.commit, &decision.commit_body) {
             d.out.push(Outgoing {
                 kind: OutKind::Outbox,
                 partition: Some(p),
                 key: key.clone(),
-                payload: encode_single_object(c),
+                payload: frame_single_object::<Commit>(body),
                 timestamp: Some(c.recorded_at),
                 headers: Vec::new(),
                 intent_time: Some(timestamp),
