@@ -13,23 +13,10 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::encode_single_object;
 use kledger_schemas::{Commit, IntentRecord};
 use kledger_state::{RocksConfig, RocksStore, digest};
-use kledger_testkit::{GenConfig, Generator};
 use kledger_topology::runtime;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 const PARTITIONS: i32 = 8;
-
-fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
-    json_safe(
-        Generator::new(GenConfig {
-            seed,
-            accounts,
-            ..GenConfig::default()
-        })
-        .take(n)
-        .collect(),
-    )
-}
 
 fn run_until_answered(
     b: &TestBroker,

@@ -15,7 +15,6 @@ use std::time::{Duration, Instant};
 use common::*;
 use kledger_schemas::IntentRecord;
 use kledger_state::{RocksConfig, RocksStore, digest};
-use kledger_testkit::{GenConfig, Generator};
 use kledger_topology::config::Config;
 use kledger_topology::embedded::free_port;
 use rand::{Rng, SeedableRng};
@@ -78,18 +77,6 @@ fn stop(mut child: Child) {
         }
         std::thread::sleep(Duration::from_millis(50));
     }
-}
-
-fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
-    json_safe(
-        Generator::new(GenConfig {
-            seed,
-            accounts,
-            ..GenConfig::default()
-        })
-        .take(n)
-        .collect(),
-    )
 }
 
 fn verify(b: &TestBroker, c: &Config, records: &[IntentRecord]) -> (usize, usize) {

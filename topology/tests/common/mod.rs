@@ -131,6 +131,20 @@ pub fn json_safe(records: Vec<IntentRecord>) -> Vec<IntentRecord> {
         .collect()
 }
 
+/// A generated stream of `n` records over `accounts` accounts, JSON-safe.
+pub fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
+    use kledger_testkit::{GenConfig, Generator};
+    json_safe(
+        Generator::new(GenConfig {
+            seed,
+            accounts,
+            ..GenConfig::default()
+        })
+        .take(n)
+        .collect(),
+    )
+}
+
 pub fn jsonl(records: &[IntentRecord]) -> String {
     records
         .iter()
