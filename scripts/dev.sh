@@ -14,7 +14,7 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 # Debian packages the native dependencies need: librdkafka (gcc, make, zlib), RocksDB (g++,
 # libclang for bindgen), tansu's sqlite (cmake for some builds).
-PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev python3)
+PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev)
 
 setup() {
   local missing=()
