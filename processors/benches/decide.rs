@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
-use kledger_processors::{AccountState, Head, RecordMeta, decide};
+use kledger_processors::{AccountState, Head, RecordMeta, decide, decide_owned};
 use kledger_schemas::avro::{NoRegistry, decode, encode_single_object, frame_single_object};
 use kledger_schemas::{Commit, Intent, Op, Status};
 
@@ -94,9 +94,9 @@ fn sample(states: &BTreeMap<String, AccountState>, inputs: &[Vec<u8>]) -> f64 {
     for (n, bytes) in inputs.iter().enumerate() {
         let intent: Intent = decode(bytes, &NoRegistry).expect("decodes");
         let state = &states[&intent.account_id];
-        let d = decide(
+        let d = decide_owned(
             state,
-            &intent,
+            intent,
             &RecordMeta {
                 timestamp: T0 + 10_000 + n as i64,
                 partition: 3,

@@ -107,6 +107,12 @@ fn stale(memory_id: &str, row: Option<&Row>) -> StaleTarget {
 
 /// Rules 1–6 for one intent against its account's state.
 pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decision {
+    decide_owned(state, intent.clone(), meta)
+}
+
+/// [`decide`] on an intent the caller owns: the commit's rows take its fields without copying.
+pub fn decide_owned(state: &AccountState, mut owned: Intent, meta: &RecordMeta) -> Decision {
+    let intent = &owned;
     // Rule 1: validate.
     if let Err(reason) = validate::validate(intent, meta.timestamp) {
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
@@ -228,7 +234,9 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
         }
     }
     // Rule 6: commit.
-    match build_commit(state, intent, meta, authority) {
+    let ops = std::mem::take(&mut owned.ops);
+    let intent = &owned;
+    match build_commit(state, intent, ops, meta, authority) {
         Ok(ops) => finish(
             state,
             intent,
@@ -277,7 +285,7 @@ impl Stamp<'_> {
         row.generation = self.generation;
     }
 
-    fn created(&self, index: usize, a: &AssertOp, authority: i32, supersedes: &[String]) -> Row {
+    fn created(&self, index: usize, a: AssertOp, authority: i32, supersedes: &[String]) -> Row {
         let intent = self.intent;
         let slot = a.slot.as_deref().and_then(slots::canonical);
         let valid_from = a.valid_from.unwrap_or(self.meta.timestamp);
@@ -285,7 +293,7 @@ impl Stamp<'_> {
             &intent.account_id,
             &intent.action_id,
             index,
-            a,
+            &a,
             slot,
             valid_from,
             supersedes,
@@ -301,11 +309,11 @@ impl Stamp<'_> {
         Row {
             memory_id,
             kind: a.kind,
-            content: a.content.clone(),
-            body: a.body.clone(),
-            condition: a.condition.clone(),
+            content: a.content,
+            body: a.body,
+            condition: a.condition,
             slot: slot.map(str::to_owned),
-            subject: a.subject.clone(),
+            subject: a.subject,
             valid_from,
             valid_to: a.valid_to,
             expires_at: a.expires_at,
@@ -319,13 +327,13 @@ impl Stamp<'_> {
             assertion_class: a.assertion_class,
             confidence: a.confidence,
             curation_weight: a.curation_weight,
-            sensitivity: a.sensitivity.clone(),
+            sensitivity: a.sensitivity,
             visibility: a.visibility,
-            acl: a.acl.clone(),
-            tags: a.tags.clone(),
-            lang: a.lang.clone(),
-            evidence: a.evidence.clone(),
-            embedding: a.embedding.clone(),
+            acl: a.acl,
+            tags: a.tags,
+            lang: a.lang,
+            evidence: a.evidence,
+            embedding: a.embedding,
             authority,
             revision: 1,
             content_hash,
@@ -349,6 +357,7 @@ fn closing_valid_to(row: &Row, end: i64) -> Option<i64> {
 fn build_commit(
     state: &AccountState,
     intent: &Intent,
+    ops_in: Vec<Op>,
     meta: &RecordMeta,
     authority: i32,
 ) -> Result<Vec<CommitOp>, Reason> {
@@ -364,8 +373,8 @@ fn build_commit(
                 Reason::new(Code::TargetMissing, format!("target {id} does not exist"))
             })
         };
-    let mut ops = Vec::with_capacity(intent.ops.len() + 1);
-    for (index, op) in intent.ops.iter().enumerate() {
+    let mut ops = Vec::with_capacity(ops_in.len() + 1);
+    for (index, op) in ops_in.into_iter().enumerate() {
         match op {
             Op::Assert(a) => {
                 ops.push(CommitOp {
@@ -374,7 +383,7 @@ fn build_commit(
                 });
             }
             Op::Amend(a) => {
-                let new = stamp.created(index, &a.replacement, authority, &a.targets);
+                let new = stamp.created(index, a.replacement, authority, &a.targets);
                 let (new_id, new_from) = (new.memory_id.clone(), new.valid_from);
                 ops.push(CommitOp {
                     change: Change::Created,
@@ -396,7 +405,7 @@ fn build_commit(
                 let mut row = target(&c.target)?;
                 row.status = Status::Closed;
                 row.valid_to = closing_valid_to(&row, c.valid_to.unwrap_or(meta.timestamp));
-                row.closed_reason = Some(c.reason.clone());
+                row.closed_reason = Some(c.reason);
                 stamp.touch(&mut row);
                 ops.push(CommitOp {
                     change: Change::Closed,

@@ -25,4 +25,4 @@ pub mod validate;
 
 pub use account::{AccountState, ActionEntry, Head, Needs, needs};
 pub use codes::{Code, Reason};
-pub use decide::{Decision, RecordMeta, decide};
+pub use decide::{Decision, RecordMeta, decide, decide_owned};

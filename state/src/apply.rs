@@ -2,7 +2,7 @@
 //! `kledger apply`: decide each intent against state plus this batch's pending writes, fold
 //! each commit into the batch, hand back one write set to make durable after delivery.
 
-use kledger_processors::{AccountState, Decision, RecordMeta, decide, needs};
+use kledger_processors::{AccountState, Decision, RecordMeta, decide_owned, needs};
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::limits::ACTION_ID_CHARS_MAX;
 use kledger_schemas::{Intent, Row};
@@ -112,8 +112,17 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
 
     /// Decides one intent; a commit is folded into the batch so later intents see it.
     pub fn apply(&mut self, intent: &Intent, meta: &RecordMeta) -> Result<Decision, StateError> {
-        let state = load(&self.overlay, meta.partition, intent)?;
-        let decision = decide(&state, intent, meta);
+        self.apply_owned(intent.clone(), meta)
+    }
+
+    /// [`Applier::apply`] on an intent the caller owns (no copy of its fields).
+    pub fn apply_owned(
+        &mut self,
+        intent: Intent,
+        meta: &RecordMeta,
+    ) -> Result<Decision, StateError> {
+        let state = load(&self.overlay, meta.partition, &intent)?;
+        let decision = decide_owned(&state, intent, meta);
         if let Some(commit) = &decision.commit {
             match fold(&mut self.overlay, commit, meta.partition)? {
                 Folded::Applied => {}

@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
 use kledger_processors::routing::partition_for;
-use kledger_processors::{Code, RecordMeta, decide};
+use kledger_processors::{Code, RecordMeta, decide_owned};
 use kledger_schemas::{IntentRecord, Outcome, Receipt};
 use kledger_state::{Applier, StateRead, StateStore, keys, position};
 
@@ -183,11 +183,12 @@ fn run_batch<S: StateStore + ?Sized>(
             summary.skipped += 1;
             continue;
         }
+        let intent = r.intent;
         let decision = if (0..partitions).contains(&partition) {
-            applier.apply(&r.intent, &meta)?
+            applier.apply_owned(intent, &meta)?
         } else {
             // A position outside the topic: answer without touching state.
-            decide(&Default::default(), &r.intent, &meta)
+            decide_owned(&Default::default(), intent, &meta)
         };
         applier.set_position(partition, keys::META_INPUT_OFFSET, offset);
         *summary

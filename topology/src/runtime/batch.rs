@@ -168,9 +168,9 @@ pub fn decide_batch<S: StateRead + ?Sized>(
             partition: p,
             offset: msg.offset(),
         };
-        let decision = applier.apply(&intent, &meta)?;
+        let key = Some(intent.account_id.clone().into_bytes());
+        let decision = applier.apply_owned(intent, &meta)?;
         *d.outcomes.entry(decision.receipt.outcome).or_insert(0) += 1;
-        let key = Some(intent.account_id.into_bytes());
         if let (Some(c), Some(body)) = (&decision.commit, &decision.commit_body) {
             d.out.push(Outgoing {
                 kind: OutKind::Outbox,
