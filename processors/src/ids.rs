@@ -20,23 +20,37 @@ pub fn to_hex(bytes: &[u8]) -> String {
 
 /// Parses 64 hex digits (either case) into 32 bytes.
 pub fn from_hex32(s: &str) -> Option<[u8; 32]> {
-    fn nibble(c: u8) -> Option<u8> {
-        match c {
-            b'0'..=b'9' => Some(c - b'0'),
-            b'a'..=b'f' => Some(c - b'a' + 10),
-            b'A'..=b'F' => Some(c - b'A' + 10),
-            _ => None,
+    const BAD: u8 = 0xff;
+    const TABLE: [u8; 256] = {
+        let mut t = [BAD; 256];
+        let mut i = 0;
+        while i < 10 {
+            t[b'0' as usize + i] = i as u8;
+            i += 1;
         }
-    }
+        let mut i = 0;
+        while i < 6 {
+            t[b'a' as usize + i] = 10 + i as u8;
+            t[b'A' as usize + i] = 10 + i as u8;
+            i += 1;
+        }
+        t
+    };
     let s = s.as_bytes();
     if s.len() != 64 {
         return None;
     }
     let mut out = [0u8; 32];
+    let mut bad = 0u8;
     for (i, o) in out.iter_mut().enumerate() {
-        *o = (nibble(s[2 * i])? << 4) | nibble(s[2 * i + 1])?;
+        let (hi, lo) = (
+            TABLE[usize::from(s[2 * i])],
+            TABLE[usize::from(s[2 * i + 1])],
+        );
+        bad |= (hi | lo) & 0xf0;
+        *o = (hi << 4) | (lo & 0x0f);
     }
-    Some(out)
+    (bad == 0).then_some(out)
 }
 
 thread_local! {
@@ -298,6 +312,18 @@ mod tests {
             ulid(0xFFFF_FFFF_FFFF, [0xff; 10]),
             "7ZZZZZZZZZZZZZZZZZZZZZZZZZ"
         );
+    }
+
+    #[test]
+    fn hex_round_trips_and_rejects_junk() {
+        let bytes: [u8; 32] = core::array::from_fn(|i| (i * 37) as u8);
+        let hex = to_hex(&bytes);
+        assert_eq!(from_hex32(&hex), Some(bytes));
+        assert_eq!(from_hex32(&hex.to_uppercase()), Some(bytes));
+        assert_eq!(from_hex32(&hex[..62]), None);
+        let mut bad = hex.clone().into_bytes();
+        bad[17] = b'g';
+        assert_eq!(from_hex32(std::str::from_utf8(&bad).unwrap()), None);
     }
 
     #[test]

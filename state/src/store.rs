@@ -52,41 +52,42 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
 /// Pending puts (`Some`) and deletes (`None`), in key order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteSet {
-    entries: BTreeMap<(Cf, Vec<u8>), Option<Vec<u8>>>,
+    // One map per column family, so lookups borrow the key instead of copying it.
+    cfs: BTreeMap<Cf, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
 }
 
 impl WriteSet {
     /// Puts a value.
     pub fn put(&mut self, cf: Cf, key: Vec<u8>, value: Vec<u8>) {
-        self.entries.insert((cf, key), Some(value));
+        self.cfs.entry(cf).or_default().insert(key, Some(value));
     }
 
     /// Deletes a key.
     pub fn delete(&mut self, cf: Cf, key: Vec<u8>) {
-        self.entries.insert((cf, key), None);
+        self.cfs.entry(cf).or_default().insert(key, None);
     }
 
     /// Number of pending writes.
     pub fn len(&self) -> usize {
-        self.entries.len()
+        self.cfs.values().map(BTreeMap::len).sum()
     }
 
     /// Whether nothing is pending.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.cfs.values().all(BTreeMap::is_empty)
     }
 
     /// Entries in (cf, key) order.
     pub fn iter(&self) -> impl Iterator<Item = (Cf, &[u8], Option<&[u8]>)> {
-        self.entries
-            .iter()
-            .map(|((cf, k), v)| (*cf, k.as_slice(), v.as_deref()))
+        self.cfs.iter().flat_map(|(cf, m)| {
+            m.iter()
+                .map(move |(k, v)| (*cf, k.as_slice(), v.as_deref()))
+        })
     }
 
     /// The pending write of one key: `Some(None)` is a pending delete.
     pub fn lookup(&self, cf: Cf, key: &[u8]) -> Option<Option<&[u8]>> {
-        // Keys are owned in the map; probing needs an owned key.
-        self.entries.get(&(cf, key.to_vec())).map(|v| v.as_deref())
+        self.cfs.get(&cf)?.get(key).map(|v| v.as_deref())
     }
 
     /// Pending writes of one column family under a prefix, in key order.
@@ -95,15 +96,19 @@ impl WriteSet {
         cf: Cf,
         prefix: &'a [u8],
     ) -> impl Iterator<Item = (&'a [u8], Option<&'a [u8]>)> + 'a {
-        self.entries
-            .range((Bound::Included((cf, prefix.to_vec())), Bound::Unbounded))
-            .take_while(move |((c, k), _)| *c == cf && k.starts_with(prefix))
-            .map(|((_, k), v)| (k.as_slice(), v.as_deref()))
+        self.cfs
+            .get(&cf)
+            .into_iter()
+            .flat_map(move |m| m.range::<[u8], _>((Bound::Included(prefix), Bound::Unbounded)))
+            .take_while(move |(k, _)| k.starts_with(prefix))
+            .map(|(k, v)| (k.as_slice(), v.as_deref()))
     }
 
     /// Moves every entry of `other` into `self` (later writes win).
     pub fn extend(&mut self, other: WriteSet) {
-        self.entries.extend(other.entries);
+        for (cf, m) in other.cfs {
+            self.cfs.entry(cf).or_default().extend(m);
+        }
     }
 }
 

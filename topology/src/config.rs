@@ -123,6 +123,8 @@ pub struct StateConfig {
     pub write_buffers_max: i32,
     /// Bound on all memtables.
     pub db_write_buffer_bytes: usize,
+    /// Write RocksDB's write-ahead log (off: state is rebuilt from the outbox after a crash).
+    pub wal: bool,
     /// Delete a partition's keys when it is revoked. Off by default: kept state is caught up
     /// from the outbox when the partition comes back, which makes rebalances cheap.
     pub drop_on_revoke: bool,
@@ -137,6 +139,7 @@ impl Default for StateConfig {
             write_buffer_bytes: r.write_buffer_bytes,
             write_buffers_max: r.write_buffers_max,
             db_write_buffer_bytes: r.db_write_buffer_bytes,
+            wal: r.wal,
             drop_on_revoke: false,
         }
     }
@@ -150,6 +153,7 @@ impl StateConfig {
             write_buffer_bytes: self.write_buffer_bytes,
             write_buffers_max: self.write_buffers_max,
             db_write_buffer_bytes: self.db_write_buffer_bytes,
+            wal: self.wal,
         }
     }
 }

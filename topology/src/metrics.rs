@@ -13,6 +13,8 @@ pub const DEADLETTERS_TOTAL: &str = "kledger_deadletters_total";
 pub const APPLY_LATENCY_SECONDS: &str = "kledger_apply_latency_seconds";
 /// Records per processed batch.
 pub const BATCH_RECORDS: &str = "kledger_batch_records";
+/// Time per batch phase, seconds, by `phase` (decide, deliver, state, offsets).
+pub const BATCH_PHASE_SECONDS: &str = "kledger_batch_phase_seconds";
 /// Batches that failed and were retried after a re-sync.
 pub const BATCH_RETRIES_TOTAL: &str = "kledger_batch_retries_total";
 /// Kafka transaction (begin → commit) latency, seconds (transactional mode).
@@ -42,6 +44,7 @@ pub const ALL: &[&str] = &[
     DEADLETTERS_TOTAL,
     APPLY_LATENCY_SECONDS,
     BATCH_RECORDS,
+    BATCH_PHASE_SECONDS,
     BATCH_RETRIES_TOTAL,
     TRANSACTION_LATENCY_SECONDS,
     TRANSACTIONS_TOTAL,

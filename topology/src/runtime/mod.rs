@@ -91,9 +91,20 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let shutdown = Arc::new(AtomicBool::new(false));
     let config = Arc::new(config);
     let (c, s, st, sd) = (config.clone(), store, status.clone(), shutdown.clone());
-    let processor = tokio::task::spawn_blocking(move || {
-        let p = processor::Processor::new(c, partitions, s, st, sd)?;
-        p.run()
+    // Its own named OS thread: every rdkafka and RocksDB call in it may block.
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("kledger-apply".into())
+        .spawn(move || {
+            let result = processor::Processor::new(c, partitions, s, st, sd)
+                .and_then(processor::Processor::run);
+            let _ = done_tx.send(result);
+        })
+        .context("spawn the processor thread")?;
+    let processor = tokio::spawn(async move {
+        done_rx
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the processor thread panicked")))
     });
     Ok(Running {
         broker,

@@ -467,6 +467,12 @@ impl Processor {
     }
 
     fn process(&mut self, batch: &[OwnedMessage]) -> Result<(), BatchError> {
+        let phase = |name: &'static str, since: Instant| {
+            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => name)
+                .record(since.elapsed().as_secs_f64());
+            Instant::now()
+        };
+        let t = Instant::now();
         let store = self.store.clone();
         let mut applier = Applier::new(store.as_ref());
         let decided = decide_batch(
@@ -477,6 +483,7 @@ impl Processor {
             self.lookup.as_ref(),
         )
         .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")))?;
+        let t = phase("decide", t);
         let tx_started = Instant::now();
         if self.transactional() {
             self.producer
@@ -508,6 +515,7 @@ impl Processor {
             metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS)
                 .record(tx_started.elapsed().as_secs_f64());
         }
+        let t = phase("deliver", t);
         for (p, offset) in &delivered {
             applier.set_position(*p, keys::META_OUTBOX_OFFSET, *offset);
         }
@@ -517,6 +525,7 @@ impl Processor {
         store
             .write(&applier.into_writes())
             .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("writing state")))?;
+        let t = phase("state", t);
         if !self.transactional() {
             let tpl = self
                 .tpl(
@@ -530,6 +539,7 @@ impl Processor {
                 tracing::warn!(error = %e, "committing input offsets failed");
             }
         }
+        phase("offsets", t);
         metrics::histogram!(m::BATCH_RECORDS).record(batch.len() as f64);
         for (o, n) in &decided.outcomes {
             metrics::counter!(m::INTENTS_TOTAL, "outcome" => o.as_str()).increment(*n);
