@@ -20,7 +20,7 @@ pub use fold::{Folded, fold, position, restore_record};
 pub use keys::Cf;
 pub use memory::MemoryStore;
 pub use rocks::{RocksConfig, RocksSizes, RocksStore};
-pub use store::{Overlay, StateRead, StateStore, WriteSet, digest};
+pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};
 
 /// State errors, by who must act.
 #[derive(Debug, thiserror::Error)]

@@ -144,27 +144,71 @@ impl<'a, S: StateRead + ?Sized> Overlay<'a, S> {
     }
 }
 
+/// Reads through `top` (pending writes) to `base`.
+fn read_through<S: StateRead + ?Sized>(
+    base: &S,
+    top: &WriteSet,
+    cf: Cf,
+    key: &[u8],
+) -> Result<Option<Vec<u8>>, StateError> {
+    match top.lookup(cf, key) {
+        Some(v) => Ok(v.map(<[u8]>::to_vec)),
+        None => base.get(cf, key),
+    }
+}
+
+/// A prefix scan of `base` with `top`'s pending writes applied.
+fn scan_through<S: StateRead + ?Sized>(
+    base: &S,
+    top: &WriteSet,
+    cf: Cf,
+    prefix: &[u8],
+    limit: usize,
+) -> Result<Entries, StateError> {
+    let pending: Vec<(&[u8], Option<&[u8]>)> = top.range(cf, prefix).collect();
+    // Deletes may hide base entries: read enough of the base to still fill `limit`.
+    let below = base.scan(cf, prefix, limit.saturating_add(pending.len()))?;
+    let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = below.into_iter().collect();
+    for (k, v) in pending {
+        match v {
+            Some(v) => merged.insert(k.to_vec(), v.to_vec()),
+            None => merged.remove(k),
+        };
+    }
+    Ok(merged.into_iter().take(limit).collect())
+}
+
 impl<S: StateRead + ?Sized> StateRead for Overlay<'_, S> {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
-        match self.pending.lookup(cf, key) {
-            Some(v) => Ok(v.map(<[u8]>::to_vec)),
-            None => self.base.get(cf, key),
-        }
+        read_through(self.base, &self.pending, cf, key)
     }
 
     fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
-        let pending: Vec<(&[u8], Option<&[u8]>)> = self.pending.range(cf, prefix).collect();
-        // Deletes may hide base entries: read enough of the base to still fill `limit`.
-        let base = self
-            .base
-            .scan(cf, prefix, limit.saturating_add(pending.len()))?;
-        let mut merged: BTreeMap<Vec<u8>, Vec<u8>> = base.into_iter().collect();
-        for (k, v) in pending {
-            match v {
-                Some(v) => merged.insert(k.to_vec(), v.to_vec()),
-                None => merged.remove(k),
-            };
-        }
-        Ok(merged.into_iter().take(limit).collect())
+        scan_through(self.base, &self.pending, cf, prefix, limit)
+    }
+}
+
+/// A store seen through writes that are not durable yet but must be visible: the batch in
+/// flight while the next one is decided.
+#[derive(Debug)]
+pub struct Layered<'a, S: ?Sized> {
+    base: &'a S,
+    top: &'a WriteSet,
+}
+
+impl<'a, S: StateRead + ?Sized> Layered<'a, S> {
+    /// `base` with `top` on it.
+    pub fn new(base: &'a S, top: &'a WriteSet) -> Self {
+        Self { base, top }
+    }
+}
+
+impl<S: StateRead + ?Sized> StateRead for Layered<'_, S> {
+    fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+        read_through(self.base, self.top, cf, key)
+    }
+
+    fn scan(&self, cf: Cf, prefix: &[u8], limit: usize) -> Result<Entries, StateError> {
+        scan_through(self.base, self.top, cf, prefix, limit)
     }
 }

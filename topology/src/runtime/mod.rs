@@ -2,6 +2,7 @@
 //!
 //! - [`clients`]: librdkafka configurations and contexts (rebalance events, deliveries).
 //! - [`batch`]: classifying and deciding one batch of input records.
+//! - [`delivery`]: sending a decided batch and awaiting its delivery reports.
 //! - [`processor`]: the processor loop (its own OS thread).
 //! - [`restore`]: folding outbox partitions into state.
 //! - [`position`]: per-partition read positions (and the tansu mid-batch fetch workaround).
@@ -9,6 +10,7 @@
 
 pub mod batch;
 pub mod clients;
+pub mod delivery;
 pub mod position;
 pub mod processor;
 pub mod restore;

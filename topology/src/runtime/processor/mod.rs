@@ -3,7 +3,8 @@
 //! Per batch: collect records → decide against state plus the batch's pending writes →
 //! produce commits, receipts and dead letters to the input's partition → await delivery (or
 //! commit the Kafka transaction with the input offsets) → write one RocksDB batch (rows, heads,
-//! actions, outbox positions) → commit input offsets.
+//! actions, outbox positions) → commit input offsets. In `idempotent` mode the next batch is
+//! decided while the previous one is delivered (see [`lifecycle`]).
 //!
 //! Rebalance callbacks arrive as events. Assigned partitions stay paused until a restore
 //! thread has folded their outbox partition into state; then they are sought to their committed
@@ -19,13 +20,12 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
 use kledger_schemas::avro::KnownSchemas;
-use kledger_state::{Applier, RocksStore, StateStore, keys};
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use kledger_state::{RocksStore, StateStore, keys};
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Message, OwnedMessage};
-use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::batch::{Decided, OutKind, decide_batch};
 use super::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
@@ -35,6 +35,8 @@ use super::status::Status;
 use crate::config::{Config, DeliveryMode};
 use crate::metrics as m;
 use crate::topics::Topics;
+
+mod lifecycle;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -151,36 +153,30 @@ impl Processor {
     /// Runs until shutdown or a fatal error.
     pub fn run(mut self) -> anyhow::Result<()> {
         let mut last_sizes: Option<Instant> = None;
+        let mut in_flight: Option<lifecycle::InFlight> = None;
         let result = loop {
             if self.shutdown.load(Ordering::Relaxed) {
-                break Ok(());
+                // Finish the batch in flight so its effects are durable before stopping.
+                break self.settle(&mut in_flight);
             }
             let batch = self.collect();
-            if let Err(e) = self.handle_events() {
+            // A rebalance waits for the batch in flight: its state and offsets are written
+            // before partitions change hands (a revoke is acknowledged after a flush).
+            let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
+            if !events.is_empty()
+                && let Err(e) = self.settle(&mut in_flight)
+            {
+                break Err(e);
+            }
+            if let Err(e) = self.handle_events(events) {
                 break Err(e);
             }
             let batch = match self.in_order(batch) {
                 Ok(b) => b,
                 Err(e) => break Err(e),
             };
-            if !batch.is_empty() {
-                match self.process(&batch) {
-                    Ok(()) => {
-                        for p in batch
-                            .iter()
-                            .map(Message::partition)
-                            .collect::<BTreeSet<_>>()
-                        {
-                            self.parts.insert(p, Part::Ready { failures: 0 });
-                        }
-                    }
-                    Err(BatchError::Retry(why)) => {
-                        if let Err(e) = self.resync(&batch, &why) {
-                            break Err(e);
-                        }
-                    }
-                    Err(BatchError::Fatal(e)) => break Err(e),
-                }
+            if let Err(e) = self.step(batch, &mut in_flight) {
+                break Err(e);
             }
             if last_sizes.is_none_or(|t| t.elapsed() > Duration::from_secs(5)) {
                 last_sizes = Some(Instant::now());
@@ -268,8 +264,8 @@ impl Processor {
         batch
     }
 
-    fn handle_events(&mut self) -> anyhow::Result<()> {
-        while let Ok(ev) = self.events.try_recv() {
+    fn handle_events(&mut self, events: Vec<RebalanceEvent>) -> anyhow::Result<()> {
+        for ev in events {
             match ev {
                 RebalanceEvent::Assigned(ps) => {
                     tracing::info!(partitions = ?ps, "assigned");
@@ -442,13 +438,15 @@ impl Processor {
         Ok(tpl)
     }
 
-    fn resync(&mut self, batch: &[OwnedMessage], why: &str) -> anyhow::Result<()> {
+    /// Re-syncs partitions after a failed batch: state catches up with whatever reached the
+    /// outbox, then reading resumes at the committed offset.
+    fn resync(&mut self, ps: &BTreeSet<i32>, why: &str) -> anyhow::Result<()> {
         metrics::counter!(m::BATCH_RETRIES_TOTAL).increment(1);
-        let ps: Vec<i32> = batch
+        // Only partitions still assigned to this instance.
+        let ps: Vec<i32> = ps
             .iter()
-            .map(Message::partition)
-            .collect::<BTreeSet<_>>()
-            .into_iter()
+            .copied()
+            .filter(|p| self.parts.contains_key(p))
             .collect();
         let attempt = ps
             .iter()
@@ -464,179 +462,6 @@ impl Processor {
         }
         tracing::warn!(partitions = ?ps, attempt, reason = why, "batch failed; re-syncing state and retrying");
         self.start_restore(&ps, attempt)
-    }
-
-    fn process(&mut self, batch: &[OwnedMessage]) -> Result<(), BatchError> {
-        let phase = |name: &'static str, since: Instant| {
-            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => name)
-                .record(since.elapsed().as_secs_f64());
-            Instant::now()
-        };
-        let t = Instant::now();
-        let store = self.store.clone();
-        let mut applier = Applier::new(store.as_ref());
-        let decided = decide_batch(
-            &mut applier,
-            batch,
-            &self.topics,
-            self.partitions,
-            self.lookup.as_ref(),
-        )
-        .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")))?;
-        let t = phase("decide", t);
-        let tx_started = Instant::now();
-        if self.transactional() {
-            self.producer
-                .begin_transaction()
-                .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
-        }
-        let delivered = match self.produce(&decided) {
-            Ok(d) => d,
-            Err(e) => return Err(self.abort(e)),
-        };
-        if self.transactional() {
-            let offsets = self.tpl(
-                &decided.next_offsets.keys().copied().collect::<Vec<_>>(),
-                Some(&decided.next_offsets),
-            );
-            let result = offsets.map_err(|e| e.to_string()).and_then(|tpl| {
-                let meta = self.consumer.group_metadata().ok_or("no group metadata")?;
-                self.producer
-                    .send_offsets_to_transaction(&tpl, &meta, Duration::from_secs(30))
-                    .map_err(|e| e.to_string())?;
-                self.producer
-                    .commit_transaction(Duration::from_secs(30))
-                    .map_err(|e| e.to_string())
-            });
-            if let Err(e) = result {
-                return Err(self.abort(e));
-            }
-            metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "committed").increment(1);
-            metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS)
-                .record(tx_started.elapsed().as_secs_f64());
-        }
-        let t = phase("deliver", t);
-        for (p, offset) in &delivered {
-            applier.set_position(*p, keys::META_OUTBOX_OFFSET, *offset);
-        }
-        for (p, next) in &decided.next_offsets {
-            applier.set_position(*p, keys::META_INPUT_NEXT, *next);
-        }
-        store
-            .write(&applier.into_writes())
-            .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("writing state")))?;
-        let t = phase("state", t);
-        if !self.transactional() {
-            let tpl = self
-                .tpl(
-                    &decided.next_offsets.keys().copied().collect::<Vec<_>>(),
-                    Some(&decided.next_offsets),
-                )
-                .map_err(BatchError::Fatal)?;
-            if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
-                // State and outbox are durable; the next commit covers these offsets, and a
-                // re-read after a crash answers `duplicate`.
-                tracing::warn!(error = %e, "committing input offsets failed");
-            }
-        }
-        phase("offsets", t);
-        metrics::histogram!(m::BATCH_RECORDS).record(batch.len() as f64);
-        for (o, n) in &decided.outcomes {
-            metrics::counter!(m::INTENTS_TOTAL, "outcome" => o.as_str()).increment(*n);
-        }
-        for (code, n) in &decided.deadletters {
-            metrics::counter!(m::DEADLETTERS_TOTAL, "code" => *code).increment(*n);
-        }
-        Ok(())
-    }
-
-    fn abort(&self, why: String) -> BatchError {
-        if self.transactional() {
-            metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "aborted").increment(1);
-            if let Err(e) = self.producer.abort_transaction(Duration::from_secs(30)) {
-                return BatchError::Fatal(anyhow::anyhow!("abort transaction after `{why}`: {e}"));
-            }
-        }
-        BatchError::Retry(why)
-    }
-
-    /// Sends every record and waits for its delivery. Returns the last outbox offset per
-    /// partition.
-    fn produce(&mut self, decided: &Decided) -> Result<BTreeMap<i32, i64>, String> {
-        let first = self.next_id;
-        let deadline =
-            Instant::now() + Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let mut kinds: BTreeMap<u64, (OutKind, Option<i64>)> = BTreeMap::new();
-        for out in &decided.out {
-            let id = self.next_id;
-            self.next_id += 1;
-            kinds.insert(id, (out.kind, out.intent_time));
-            let topic = out.topic(&self.topics);
-            let mut record: BaseRecord<'_, [u8], [u8], Box<u64>> =
-                BaseRecord::with_opaque_to(topic, Box::new(id)).payload(out.payload.as_slice());
-            if let Some(k) = &out.key {
-                record = record.key(k.as_slice());
-            }
-            if let Some(p) = out.partition {
-                record = record.partition(p);
-            }
-            if let Some(t) = out.timestamp {
-                record = record.timestamp(t);
-            }
-            if let Some(h) = out.kafka_headers() {
-                record = record.headers(h);
-            }
-            let mut record = record;
-            loop {
-                match self.producer.send(record) {
-                    Ok(()) => break,
-                    Err((e, r))
-                        if e.rdkafka_error_code()
-                            == Some(rdkafka::types::RDKafkaErrorCode::QueueFull) =>
-                    {
-                        if Instant::now() > deadline {
-                            return Err("producer queue stayed full".into());
-                        }
-                        std::thread::sleep(Duration::from_millis(1));
-                        record = r;
-                    }
-                    Err((e, _)) => return Err(format!("send to {topic}: {e}")),
-                }
-            }
-        }
-        let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
-        let mut pending = kinds.len();
-        let now_ms = || {
-            std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |d| d.as_millis() as i64)
-        };
-        while pending > 0 {
-            let left = deadline.saturating_duration_since(Instant::now());
-            let d = self
-                .deliveries
-                .recv_timeout(left)
-                .map_err(|_| "delivery timed out".to_owned())?;
-            if d.id < first {
-                continue; // a report of an earlier, failed batch
-            }
-            let Some((kind, intent_time)) = kinds.get(&d.id).copied() else {
-                continue;
-            };
-            pending -= 1;
-            let (p, offset) = d.result.map_err(|e| format!("delivery failed: {e}"))?;
-            if kind == OutKind::Outbox {
-                let e = outbox_last.entry(p).or_insert(offset);
-                *e = (*e).max(offset);
-            }
-            if let (OutKind::Receipt, Some(t)) = (kind, intent_time)
-                && t >= 0
-            {
-                metrics::histogram!(m::APPLY_LATENCY_SECONDS)
-                    .record((now_ms() - t).max(0) as f64 / 1000.0);
-            }
-        }
-        Ok(outbox_last)
     }
 }
 

@@ -1,0 +1,114 @@
+//! Sending a decided batch and awaiting its delivery reports.
+
+use std::collections::BTreeMap;
+use std::sync::mpsc::Receiver;
+use std::time::{Duration, Instant};
+
+use rdkafka::producer::{BaseRecord, ThreadedProducer};
+
+use super::batch::{Decided, OutKind};
+use super::clients::{Delivery, DeliveryContext};
+use crate::metrics as m;
+use crate::topics::Topics;
+
+/// A batch handed to the producer.
+#[derive(Debug)]
+pub struct Sent {
+    first: u64,
+    kinds: BTreeMap<u64, (OutKind, Option<i64>)>,
+    deadline: Instant,
+}
+
+/// Hands every record of `decided` to the producer. Ids are taken from `next_id`.
+pub fn send(
+    producer: &ThreadedProducer<DeliveryContext>,
+    topics: &Topics,
+    next_id: &mut u64,
+    decided: &Decided,
+    timeout: Duration,
+) -> Result<Sent, String> {
+    let first = *next_id;
+    let deadline = Instant::now() + timeout;
+    let mut kinds = BTreeMap::new();
+    for out in &decided.out {
+        let id = *next_id;
+        *next_id += 1;
+        kinds.insert(id, (out.kind, out.intent_time));
+        let topic = out.topic(topics);
+        let mut record: BaseRecord<'_, [u8], [u8], Box<u64>> =
+            BaseRecord::with_opaque_to(topic, Box::new(id)).payload(out.payload.as_slice());
+        if let Some(k) = &out.key {
+            record = record.key(k.as_slice());
+        }
+        if let Some(p) = out.partition {
+            record = record.partition(p);
+        }
+        if let Some(t) = out.timestamp {
+            record = record.timestamp(t);
+        }
+        if let Some(h) = out.kafka_headers() {
+            record = record.headers(h);
+        }
+        loop {
+            match producer.send(record) {
+                Ok(()) => break,
+                Err((e, r))
+                    if e.rdkafka_error_code()
+                        == Some(rdkafka::types::RDKafkaErrorCode::QueueFull) =>
+                {
+                    if Instant::now() > deadline {
+                        return Err("producer queue stayed full".into());
+                    }
+                    std::thread::sleep(Duration::from_millis(1));
+                    record = r;
+                }
+                Err((e, _)) => return Err(format!("send to {topic}: {e}")),
+            }
+        }
+    }
+    Ok(Sent {
+        first,
+        kinds,
+        deadline,
+    })
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Waits for every report of `sent`. Returns the last outbox offset per partition.
+pub fn await_delivery(
+    deliveries: &Receiver<Delivery>,
+    sent: Sent,
+) -> Result<BTreeMap<i32, i64>, String> {
+    let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut pending = sent.kinds.len();
+    while pending > 0 {
+        let left = sent.deadline.saturating_duration_since(Instant::now());
+        let d = deliveries
+            .recv_timeout(left)
+            .map_err(|_| "delivery timed out".to_owned())?;
+        if d.id < sent.first {
+            continue; // a report of an earlier, failed batch
+        }
+        let Some((kind, intent_time)) = sent.kinds.get(&d.id).copied() else {
+            continue;
+        };
+        pending -= 1;
+        let (p, offset) = d.result.map_err(|e| format!("delivery failed: {e}"))?;
+        if kind == OutKind::Outbox {
+            let e = outbox_last.entry(p).or_insert(offset);
+            *e = (*e).max(offset);
+        }
+        if let (OutKind::Receipt, Some(t)) = (kind, intent_time)
+            && t >= 0
+        {
+            metrics::histogram!(m::APPLY_LATENCY_SECONDS)
+                .record((now_ms() - t).max(0) as f64 / 1000.0);
+        }
+    }
+    Ok(outbox_last)
+}
