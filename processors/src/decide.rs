@@ -7,8 +7,8 @@
 use std::collections::BTreeSet;
 
 use kledger_schemas::{
-    AssertOp, Change, Commit, CommitOp, Evidence, HeadPolicy, Intent, Locator, Op, Outcome,
-    Receipt, Row, StaleTarget, Status,
+    AssertOp, Change, Commit, CommitOp, Evidence, Extractor, HeadPolicy, Intent, Locator, Op,
+    Outcome, Receipt, Row, Source, StaleTarget, Status, Tenant, WriteReason,
 };
 
 use crate::account::AccountState;
@@ -36,8 +36,9 @@ pub struct Decision {
     pub receipt: Receipt,
     /// The commit (outcome `committed` only).
     pub commit: Option<Commit>,
-    /// The commit's Avro body (unframed), encoded once while sealing it.
-    pub commit_body: Option<Vec<u8>>,
+    /// The commit as a single-object encoded record (the outbox payload), encoded once while
+    /// sealing it.
+    pub commit_record: Option<Vec<u8>>,
 }
 
 impl Decision {
@@ -92,7 +93,7 @@ fn not_committed(
     Decision {
         receipt: r,
         commit: None,
-        commit_body: None,
+        commit_record: None,
     }
 }
 
@@ -111,7 +112,7 @@ pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decis
 }
 
 /// [`decide`] on an intent the caller owns: the commit's rows take its fields without copying.
-pub fn decide_owned(state: &AccountState, mut owned: Intent, meta: &RecordMeta) -> Decision {
+pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> Decision {
     let intent = &owned;
     // Rule 1: validate.
     if let Err(reason) = validate::validate(intent, meta.timestamp) {
@@ -133,7 +134,7 @@ pub fn decide_owned(state: &AccountState, mut owned: Intent, meta: &RecordMeta) 
             return Decision {
                 receipt: r,
                 commit: None,
-                commit_body: None,
+                commit_record: None,
             };
         }
         let reason = Reason::new(
@@ -233,21 +234,66 @@ pub fn decide_owned(state: &AccountState, mut owned: Intent, meta: &RecordMeta) 
             }
         }
     }
-    // Rule 6: commit.
-    let ops = std::mem::take(&mut owned.ops);
-    let intent = &owned;
-    match build_commit(state, intent, ops, meta, authority) {
+    // Rule 6: commit. The rows take the intent's fields: the last new row its provenance.
+    let Intent {
+        action_id,
+        account_id,
+        tenant,
+        source,
+        extractor,
+        write_reason,
+        ops,
+        ..
+    } = owned;
+    let ids = Ids {
+        account_id: &account_id,
+        action_id: &action_id,
+    };
+    let creator = Creator {
+        ids,
+        write_reason,
+        authority,
+        meta,
+        stamp: Stamp {
+            seq: state.head.seq + 1,
+            generation: state.head.generation,
+        },
+        left: ops
+            .iter()
+            .filter(|op| matches!(op, Op::Assert(_) | Op::Amend(_)))
+            .count(),
+        provenance: Some((tenant, source, extractor)),
+    };
+    match build_commit(state, creator, ops) {
         Ok(ops) => finish(
             state,
-            intent,
+            ids,
             meta,
             digest,
             head_moved,
             state.head.generation,
             ops,
         ),
-        Err(reason) => not_committed(intent, state, meta, Outcome::Rejected, reason),
+        Err(reason) => Decision {
+            receipt: receipt(
+                &action_id,
+                &account_id,
+                state,
+                meta,
+                Outcome::Rejected,
+                Some(reason),
+            ),
+            commit: None,
+            commit_record: None,
+        },
     }
+}
+
+/// The identifiers a commit and its receipt repeat.
+#[derive(Debug, Clone, Copy)]
+struct Ids<'a> {
+    account_id: &'a str,
+    action_id: &'a str,
 }
 
 fn amend_mismatch(state: &AccountState, intent: &Intent) -> Option<Reason> {
@@ -271,27 +317,50 @@ fn amend_mismatch(state: &AccountState, intent: &Intent) -> Option<Reason> {
 }
 
 /// Fields shared by every row a commit touches.
-struct Stamp<'a> {
-    intent: &'a Intent,
-    meta: &'a RecordMeta,
+struct Stamp {
     seq: i64,
     generation: i64,
 }
 
-impl Stamp<'_> {
+impl Stamp {
     fn touch(&self, row: &mut Row) {
         row.revision += 1;
         row.commit_seq = self.seq;
         row.generation = self.generation;
     }
+}
 
-    fn created(&self, index: usize, a: AssertOp, authority: i32, supersedes: &[String]) -> Row {
-        let intent = self.intent;
+/// Makes the new rows of a commit.
+struct Creator<'a> {
+    ids: Ids<'a>,
+    write_reason: WriteReason,
+    authority: i32,
+    meta: &'a RecordMeta,
+    stamp: Stamp,
+    /// New rows still to make; the last one takes `provenance` instead of a copy.
+    left: usize,
+    provenance: Option<(Tenant, Source, Extractor)>,
+}
+
+impl Creator<'_> {
+    fn provenance(&mut self) -> (Tenant, Source, Extractor) {
+        self.left = self.left.saturating_sub(1);
+        match (&self.provenance, self.left) {
+            (Some(p), 1..) => p.clone(),
+            _ => self
+                .provenance
+                .take()
+                .expect("provenance is taken by the last new row only"),
+        }
+    }
+
+    fn created(&mut self, index: usize, a: AssertOp, supersedes: &[String]) -> Row {
+        let ids = self.ids;
         let slot = a.slot.as_deref().and_then(slots::canonical);
         let valid_from = a.valid_from.unwrap_or(self.meta.timestamp);
         let memory_id = ids::memory_id(
-            &intent.account_id,
-            &intent.action_id,
+            ids.account_id,
+            ids.action_id,
             index,
             &a,
             slot,
@@ -306,6 +375,8 @@ impl Stamp<'_> {
             slot,
             &a.subject,
         );
+        let (tenant, source, extractor) = self.provenance();
+        let reason = self.write_reason;
         Row {
             memory_id,
             kind: a.kind,
@@ -321,9 +392,9 @@ impl Stamp<'_> {
             status: Status::Active,
             superseded_by: None,
             closed_reason: None,
-            write_reason: intent.write_reason,
-            intent_backed: authority::intent_backed(intent.write_reason),
-            user_asserted: authority::user_asserted(intent.write_reason),
+            write_reason: reason,
+            intent_backed: authority::intent_backed(reason),
+            user_asserted: authority::user_asserted(reason),
             assertion_class: a.assertion_class,
             confidence: a.confidence,
             curation_weight: a.curation_weight,
@@ -334,15 +405,15 @@ impl Stamp<'_> {
             lang: a.lang,
             evidence: a.evidence,
             embedding: a.embedding,
-            authority,
+            authority: self.authority,
             revision: 1,
             content_hash,
-            commit_seq: self.seq,
-            action_id: intent.action_id.clone(),
-            source: intent.source.clone(),
-            extractor: intent.extractor.clone(),
-            tenant: intent.tenant.clone(),
-            generation: self.generation,
+            commit_seq: self.stamp.seq,
+            action_id: ids.action_id.to_owned(),
+            source,
+            extractor,
+            tenant,
+            generation: self.stamp.generation,
         }
     }
 }
@@ -356,17 +427,10 @@ fn closing_valid_to(row: &Row, end: i64) -> Option<i64> {
 
 fn build_commit(
     state: &AccountState,
-    intent: &Intent,
+    mut creator: Creator<'_>,
     ops_in: Vec<Op>,
-    meta: &RecordMeta,
-    authority: i32,
 ) -> Result<Vec<CommitOp>, Reason> {
-    let stamp = Stamp {
-        intent,
-        meta,
-        seq: state.head.seq + 1,
-        generation: state.head.generation,
-    };
+    let meta = creator.meta;
     let target =
         |id: &str| -> Result<Row, Reason> {
             state.rows.get(id).cloned().ok_or_else(|| {
@@ -379,11 +443,11 @@ fn build_commit(
             Op::Assert(a) => {
                 ops.push(CommitOp {
                     change: Change::Created,
-                    row: stamp.created(index, a, authority, &[]),
+                    row: creator.created(index, a, &[]),
                 });
             }
             Op::Amend(a) => {
-                let new = stamp.created(index, a.replacement, authority, &a.targets);
+                let new = creator.created(index, a.replacement, &a.targets);
                 let (new_id, new_from) = (new.memory_id.clone(), new.valid_from);
                 ops.push(CommitOp {
                     change: Change::Created,
@@ -394,7 +458,7 @@ fn build_commit(
                     row.status = Status::Superseded;
                     row.superseded_by = Some(new_id.clone());
                     row.valid_to = closing_valid_to(&row, new_from);
-                    stamp.touch(&mut row);
+                    creator.stamp.touch(&mut row);
                     ops.push(CommitOp {
                         change: Change::Superseded,
                         row,
@@ -406,7 +470,7 @@ fn build_commit(
                 row.status = Status::Closed;
                 row.valid_to = closing_valid_to(&row, c.valid_to.unwrap_or(meta.timestamp));
                 row.closed_reason = Some(c.reason);
-                stamp.touch(&mut row);
+                creator.stamp.touch(&mut row);
                 ops.push(CommitOp {
                     change: Change::Closed,
                     row,
@@ -416,7 +480,7 @@ fn build_commit(
                 let mut row = target(&e.target)?;
                 row.evidence.extend(e.evidence.iter().cloned());
                 validate::evidence(&row.evidence)?;
-                stamp.touch(&mut row);
+                creator.stamp.touch(&mut row);
                 ops.push(CommitOp {
                     change: Change::EvidenceAttached,
                     row,
@@ -475,8 +539,6 @@ fn purge(
         .any(|op| matches!(op, Op::Purge(p) if p.whole_account));
     let generation = state.head.generation + i64::from(whole);
     let stamp = Stamp {
-        intent,
-        meta,
         seq: state.head.seq + 1,
         generation,
     };
@@ -519,12 +581,16 @@ fn purge(
             row,
         });
     }
-    finish(state, intent, meta, digest, head_moved, generation, ops)
+    let ids = Ids {
+        account_id: &intent.account_id,
+        action_id: &intent.action_id,
+    };
+    finish(state, ids, meta, digest, head_moved, generation, ops)
 }
 
 fn finish(
     state: &AccountState,
-    intent: &Intent,
+    ids: Ids<'_>,
     meta: &RecordMeta,
     digest: String,
     rebased: bool,
@@ -532,11 +598,11 @@ fn finish(
     ops: Vec<CommitOp>,
 ) -> Decision {
     let mut commit = Commit {
-        account_id: intent.account_id.clone(),
+        account_id: ids.account_id.to_owned(),
         commit_seq: state.head.seq + 1,
         prev_hash: state.head.hash.clone(),
         head_hash: String::new(),
-        action_id: intent.action_id.clone(),
+        action_id: ids.action_id.to_owned(),
         intent_digest: digest,
         recorded_at: meta.timestamp,
         intent_partition: meta.partition,
@@ -545,10 +611,10 @@ fn finish(
         rebased,
         ops,
     };
-    let body = ids::seal(&mut commit);
+    let record = ids::seal(&mut commit);
     let mut r = receipt(
-        &intent.action_id,
-        &intent.account_id,
+        ids.action_id,
+        ids.account_id,
         state,
         meta,
         Outcome::Committed,
@@ -567,6 +633,6 @@ fn finish(
     Decision {
         receipt: r,
         commit: Some(commit),
-        commit_body: Some(body),
+        commit_record: Some(record),
     }
 }

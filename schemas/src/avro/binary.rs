@@ -18,6 +18,7 @@ pub trait AvroCodec: Sized {
 }
 
 /// Writes a zig-zag varint (Avro `int` and `long`).
+#[inline]
 pub fn write_long(out: &mut Vec<u8>, v: i64) {
     let mut n = ((v << 1) ^ (v >> 63)) as u64;
     while n >= 0x80 {
@@ -28,6 +29,7 @@ pub fn write_long(out: &mut Vec<u8>, v: i64) {
 }
 
 /// Writes Avro `bytes` / `string`: a length then the bytes.
+#[inline]
 pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
     write_long(out, b.len() as i64);
     out.extend_from_slice(b);
@@ -60,6 +62,7 @@ impl<'a> Reader<'a> {
         }
     }
 
+    #[inline]
     fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
         if n > self.remaining() {
             return Err(DecodeError::Truncated);
@@ -70,6 +73,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a zig-zag varint of at most 10 bytes.
+    #[inline]
     pub fn read_long(&mut self) -> Result<i64, DecodeError> {
         let mut n: u64 = 0;
         for i in 0..10 {
@@ -86,11 +90,13 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads an Avro `int` (a varint that must fit 32 bits).
+    #[inline]
     pub fn read_int(&mut self) -> Result<i32, DecodeError> {
         i32::try_from(self.read_long()?).map_err(|_| DecodeError::BadVarint)
     }
 
     /// Reads a length prefix and checks it against the remaining bytes.
+    #[inline]
     fn read_len(&mut self) -> Result<usize, DecodeError> {
         let n = self.read_long()?;
         let n = usize::try_from(n).map_err(|_| DecodeError::BadLength)?;
@@ -101,12 +107,14 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads Avro `bytes`.
+    #[inline]
     pub fn read_bytes(&mut self) -> Result<&'a [u8], DecodeError> {
         let n = self.read_len()?;
         self.take(n)
     }
 
     /// Reads an Avro `string` (must be UTF-8).
+    #[inline]
     pub fn read_str(&mut self) -> Result<&'a str, DecodeError> {
         std::str::from_utf8(self.read_bytes()?).map_err(|_| DecodeError::InvalidUtf8)
     }
@@ -114,6 +122,7 @@ impl<'a> Reader<'a> {
     /// Reads the count of the next array or map block; a negative count is followed by the
     /// block's byte size, which is skipped. The count is bounded by the bytes left, since every
     /// item of every kledger schema takes at least one byte.
+    #[inline]
     pub fn read_block_count(&mut self) -> Result<usize, DecodeError> {
         let n = self.read_long()?;
         let n = if n < 0 {
@@ -130,6 +139,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads a union branch index and checks it against the branch count.
+    #[inline]
     pub fn read_union_index(&mut self, branches: usize) -> Result<usize, DecodeError> {
         let i = self.read_long()?;
         usize::try_from(i)
@@ -139,6 +149,7 @@ impl<'a> Reader<'a> {
     }
 
     /// Reads an enum symbol index and checks it against the symbol count.
+    #[inline]
     pub fn read_enum_index(&mut self, symbols: usize) -> Result<usize, DecodeError> {
         let i = self.read_long()?;
         usize::try_from(i)
@@ -147,6 +158,7 @@ impl<'a> Reader<'a> {
             .ok_or(DecodeError::BadEnum(i))
     }
 
+    #[inline]
     fn read_fixed<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
         let mut a = [0u8; N];
         a.copy_from_slice(self.take(N)?);

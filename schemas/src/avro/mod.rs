@@ -12,8 +12,8 @@ pub mod wire;
 
 pub use binary::{AvroCodec, Reader, write_bytes, write_long};
 pub use wire::{
-    KnownSchemas, NoRegistry, Record, SchemaLookup, decode, encode_confluent, encode_single_object,
-    fingerprint, frame_single_object, schema,
+    KnownSchemas, NoRegistry, Record, SINGLE_OBJECT_HEADER, SchemaLookup, decode, encode_confluent,
+    encode_single_object, fingerprint, frame_single_object, schema, single_object_header,
 };
 
 /// Why bytes could not be decoded into a record. Each variant has a stable dead-letter code.

@@ -21,6 +21,8 @@ use crate::types::{Commit, Intent, Receipt, View};
 
 /// Single-object encoding magic.
 pub const SINGLE_OBJECT_MAGIC: [u8; 2] = [0xC3, 0x01];
+/// The length of the single-object header: magic (2) and fingerprint (8).
+pub const SINGLE_OBJECT_HEADER: usize = 10;
 /// Confluent wire format magic.
 pub const CONFLUENT_MAGIC: u8 = 0x00;
 
@@ -148,20 +150,26 @@ impl SchemaLookup for KnownSchemas {
     }
 }
 
+/// The bytes of single-object encoding before `T`'s body: magic and schema fingerprint.
+pub fn single_object_header<T: Record>() -> [u8; SINGLE_OBJECT_HEADER] {
+    let mut h = [0u8; SINGLE_OBJECT_HEADER];
+    h[..2].copy_from_slice(&SINGLE_OBJECT_MAGIC);
+    h[2..].copy_from_slice(&T::current().fingerprint.to_le_bytes());
+    h
+}
+
 /// Encodes `value` with single-object encoding.
 pub fn encode_single_object<T: Record>(value: &T) -> Vec<u8> {
     let mut out = Vec::with_capacity(256);
-    out.extend_from_slice(&SINGLE_OBJECT_MAGIC);
-    out.extend_from_slice(&T::current().fingerprint.to_le_bytes());
+    out.extend_from_slice(&single_object_header::<T>());
     value.encode(&mut out);
     out
 }
 
 /// Frames an already-encoded body with single-object encoding.
 pub fn frame_single_object<T: Record>(body: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(body.len() + 10);
-    out.extend_from_slice(&SINGLE_OBJECT_MAGIC);
-    out.extend_from_slice(&T::current().fingerprint.to_le_bytes());
+    let mut out = Vec::with_capacity(body.len() + SINGLE_OBJECT_HEADER);
+    out.extend_from_slice(&single_object_header::<T>());
     out.extend_from_slice(body);
     out
 }

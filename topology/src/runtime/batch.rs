@@ -171,12 +171,12 @@ pub fn decide_batch<S: StateRead + ?Sized>(
         let key = Some(intent.account_id.clone().into_bytes());
         let decision = applier.apply_owned(intent, &meta)?;
         *d.outcomes.entry(decision.receipt.outcome).or_insert(0) += 1;
-        if let (Some(c), Some(body)) = (&decision.commit, &decision.commit_body) {
+        if let (Some(c), Some(record)) = (&decision.commit, decision.commit_record) {
             d.out.push(Outgoing {
                 kind: OutKind::Outbox,
                 partition: Some(p),
                 key: key.clone(),
-                payload: frame_single_object::<Commit>(body),
+                payload: record,
                 timestamp: Some(c.recorded_at),
                 headers: Vec::new(),
                 intent_time: Some(timestamp),
