@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use kledger_processors::RecordMeta;
 use kledger_processors::routing::partition_for;
-use kledger_schemas::avro::{SchemaLookup, decode, encode_single_object, frame_single_object};
-use kledger_schemas::{Commit, Intent, Outcome};
+use kledger_schemas::avro::{SchemaLookup, decode, encode_single_object};
+use kledger_schemas::{Intent, Outcome};
 use kledger_state::{Applier, StateError, StateRead};
 use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 

@@ -97,9 +97,9 @@ impl Processor {
 
     /// Awaits delivery, then writes state (with the outbox and input positions) and commits
     /// the input offsets.
-    fn complete(&mut self, f: InFlight) -> Result<(), BatchError> {
+    fn complete(&mut self, mut f: InFlight) -> Result<(), BatchError> {
         let t = Instant::now();
-        let delivered = await_delivery(&self.deliveries, f.sent).map_err(BatchError::Retry)?;
+        let delivered = await_delivery(&self.deliveries, &mut f.sent).map_err(BatchError::Retry)?;
         let t = phase("deliver", t);
         self.make_durable(f.writes, &delivered, &f.next_offsets)?;
         let t = phase("state", t);
@@ -243,7 +243,7 @@ impl Processor {
             &decided,
             timeout,
         )
-        .and_then(|sent| await_delivery(&self.deliveries, sent))
+        .and_then(|mut sent| await_delivery(&self.deliveries, &mut sent))
         {
             Ok(d) => d,
             Err(e) => return Err(self.abort(e)),
