@@ -241,6 +241,8 @@ impl Processor {
         let wait = Duration::from_millis(self.config.processor.batch_wait_ms);
         let mut batch = Vec::new();
         let mut deadline: Option<Instant> = None;
+        // From the first record to the batch's end: time spent reading input.
+        let mut first: Option<Instant> = None;
         // The clock is read every few records: per record it costs more than the check is worth.
         let mut now = Instant::now();
         while batch.len() < max {
@@ -250,6 +252,7 @@ impl Processor {
             };
             match self.consumer.poll(timeout) {
                 Some(Ok(msg)) => {
+                    first.get_or_insert_with(Instant::now);
                     deadline.get_or_insert_with(|| Instant::now() + wait);
                     batch.push(msg.detach());
                 }
@@ -265,6 +268,10 @@ impl Processor {
                     break;
                 }
             }
+        }
+        if let Some(t) = first {
+            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
+                .record(t.elapsed().as_secs_f64());
         }
         batch
     }
