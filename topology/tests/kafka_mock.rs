@@ -136,7 +136,12 @@ fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
         RDKafkaApiKey::Produce,
         &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED],
     );
-    wait_answered(&c, &records, Duration::from_secs(180));
+    if let Err(why) = answered(&c, &records, Duration::from_secs(180), || {
+        running.status.alive()
+    }) {
+        let stopped = rt.block_on(running.stop());
+        panic!("{why}; the processor returned {stopped:?}");
+    }
     rt.block_on(running.stop()).unwrap();
     let text = handle.render();
     let count = |result: &str| -> f64 {

@@ -299,6 +299,19 @@ pub fn per_partition(records: &[IntentRecord], partitions: i32) -> BTreeMap<i32,
 /// Waits until the receipts answer every intent record (`extra` records per partition beyond
 /// `records`, e.g. dead letters, are answered on the dead-letter topic and not waited for).
 pub fn wait_answered(c: &Config, records: &[IntentRecord], timeout: Duration) {
+    if let Err(why) = answered(c, records, timeout, || true) {
+        panic!("{why}");
+    }
+}
+
+/// [`wait_answered`] that gives up as soon as `alive()` is false (the processor stopped), so a
+/// test can report why instead of waiting out the timeout.
+pub fn answered(
+    c: &Config,
+    records: &[IntentRecord],
+    timeout: Duration,
+    alive: impl Fn() -> bool,
+) -> Result<(), String> {
     let want = per_partition(records, c.kafka.partitions);
     let deadline = Instant::now() + timeout;
     loop {
@@ -314,12 +327,15 @@ pub fn wait_answered(c: &Config, records: &[IntentRecord], timeout: Duration) {
             .filter(|(_, have, n)| (*have as i64) < *n)
             .collect();
         if behind.is_empty() {
-            return;
+            return Ok(());
         }
-        assert!(
-            Instant::now() < deadline,
-            "not every intent answered: (partition, answered, published) {behind:?}"
-        );
+        let why = format!("not every intent answered: (partition, answered, published) {behind:?}");
+        if !alive() {
+            return Err(format!("the processor stopped; {why}"));
+        }
+        if Instant::now() >= deadline {
+            return Err(why);
+        }
         std::thread::sleep(Duration::from_millis(300));
     }
 }
