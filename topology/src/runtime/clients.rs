@@ -145,6 +145,23 @@ fn passthrough(c: &mut ClientConfig, props: &std::collections::BTreeMap<String, 
     }
 }
 
+/// The restore consumer's context: it reads to the end of each partition on purpose, so
+/// librdkafka's end-of-partition reports are not errors.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RestoreContext;
+
+impl ClientContext for RestoreContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        if error.rdkafka_error_code() == Some(rdkafka::types::RDKafkaErrorCode::PartitionEOF) {
+            tracing::debug!(reason, "restore reached the end of a partition");
+        } else {
+            tracing::error!(error = %error, reason, "restore consumer error");
+        }
+    }
+}
+
+impl ConsumerContext for RestoreContext {}
+
 /// The apply consumer's configuration.
 pub fn consumer_config(config: &Config) -> ClientConfig {
     let mut c = base(config);

@@ -19,6 +19,7 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::Config;
 use crate::metrics as m;
+use crate::runtime::clients::RestoreContext;
 use crate::runtime::position::{Position, Verdict};
 
 /// How long a restore may go without reading anything before it fails.
@@ -41,8 +42,8 @@ pub fn restore(
         return Ok(0);
     }
     let started = Instant::now();
-    let consumer: BaseConsumer = crate::runtime::clients::restore_config(config)
-        .create()
+    let consumer: BaseConsumer<RestoreContext> = crate::runtime::clients::restore_config(config)
+        .create_with_context(RestoreContext)
         .context("restore consumer")?;
     let mut tpl = TopicPartitionList::new();
     let mut positions: BTreeMap<i32, Position> = BTreeMap::new();

@@ -12,13 +12,18 @@ use std::time::{Duration, Instant};
 use kledger_schemas::Outcome;
 use kledger_state::{Applier, Layered, StateStore, WriteSet, keys};
 use rdkafka::consumer::{CommitMode, Consumer};
+use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::Producer;
+use rdkafka::types::RDKafkaErrorCode;
 
 use super::super::batch::{Decided, decide_batch};
 use super::super::delivery::{Sent, await_delivery, send};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
+
+/// Calls of `abort_transaction` before a failing abort stops the processor.
+const ABORT_ATTEMPTS: u32 = 4;
 
 /// A batch handed to the producer, not yet durable.
 #[derive(Debug)]
@@ -276,11 +281,28 @@ impl Processor {
         Ok(())
     }
 
+    /// Aborts the open transaction. An abort that times out (librdkafka still flushing the
+    /// batch's outstanding messages) is retriable and is called again, a bounded number of times.
     fn abort(&self, why: String) -> BatchError {
         metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "aborted").increment(1);
-        if let Err(e) = self.producer.abort_transaction(Duration::from_secs(30)) {
-            return BatchError::Fatal(anyhow::anyhow!("abort transaction after `{why}`: {e}"));
+        let mut attempt = 1;
+        loop {
+            match self.producer.abort_transaction(Duration::from_secs(30)) {
+                Ok(()) => return BatchError::Retry(why),
+                Err(KafkaError::Transaction(e))
+                    if attempt < ABORT_ATTEMPTS
+                        && (e.is_retriable()
+                            || e.code() == RDKafkaErrorCode::OperationTimedOut) =>
+                {
+                    tracing::warn!(error = %e, attempt, "aborting the transaction timed out; again");
+                    attempt += 1;
+                }
+                Err(e) => {
+                    return BatchError::Fatal(anyhow::anyhow!(
+                        "abort transaction after `{why}` ({attempt} attempts): {e}"
+                    ));
+                }
+            }
         }
-        BatchError::Retry(why)
     }
 }
