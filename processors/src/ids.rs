@@ -262,17 +262,23 @@ pub fn intent_digest(intent: &Intent) -> String {
 /// `head_hash`). `commit.head_hash` is left as it was.
 pub fn head_hash(commit: &mut Commit) -> String {
     let claimed = std::mem::take(&mut commit.head_hash);
-    let mut h = Sha256::new();
-    // A malformed prev_hash hashes as its raw text, which can never match a real chain.
-    match from_hex32(&commit.prev_hash) {
-        Some(prev) => h.update(prev),
-        None => h.update(commit.prev_hash.as_bytes()),
-    }
-    with_buffer(|buf| {
+    let hash = with_buffer(|buf| {
         commit.encode(buf);
-        h.update(&buf[..]);
+        chained(&commit.prev_hash, buf)
     });
     commit.head_hash = claimed;
+    hash
+}
+
+/// Hex SHA-256(prev_hash bytes ‖ canonical commit bytes). A malformed prev_hash hashes as its
+/// raw text, which can never match a real chain.
+fn chained(prev_hash: &str, canonical: &[u8]) -> String {
+    let mut h = Sha256::new();
+    match from_hex32(prev_hash) {
+        Some(prev) => h.update(prev),
+        None => h.update(prev_hash.as_bytes()),
+    }
+    h.update(canonical);
     to_hex(&h.finalize())
 }
 
@@ -284,13 +290,7 @@ pub fn seal(commit: &mut Commit) -> Vec<u8> {
     let mut record = Vec::with_capacity(2048);
     record.extend_from_slice(&single_object_header::<Commit>());
     commit.encode(&mut record);
-    let mut h = Sha256::new();
-    match from_hex32(&commit.prev_hash) {
-        Some(prev) => h.update(prev),
-        None => h.update(commit.prev_hash.as_bytes()),
-    }
-    h.update(&record[SINGLE_OBJECT_HEADER..]);
-    commit.head_hash = to_hex(&h.finalize());
+    commit.head_hash = chained(&commit.prev_hash, &record[SINGLE_OBJECT_HEADER..]);
     // The empty head_hash is one 0x00 byte after account_id, commit_seq and prev_hash.
     let mut at = SINGLE_OBJECT_HEADER;
     at += encoded_len(&commit.account_id);

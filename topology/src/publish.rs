@@ -6,7 +6,7 @@ use std::io::BufRead;
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use indicatif::{ProgressBar, ProgressStyle};
 use kledger_processors::routing::partition_for;
 use kledger_schemas::IntentRecord;
@@ -14,7 +14,7 @@ use kledger_schemas::avro::encode_single_object;
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use crate::config::Config;
-use crate::runtime::clients::{DeliveryContext, producer_config};
+use crate::runtime::clients::{DeliveryContext, producer_config, send_waiting};
 
 /// What a publish did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -78,28 +78,14 @@ pub fn publish(
         let payload = encode_single_object(&record.intent);
         let id = next_id;
         next_id += 1;
-        let mut rec = BaseRecord::with_opaque_to(&topics.intents, Box::new(id))
+        let rec = BaseRecord::with_opaque_to(&topics.intents, Box::new(id))
             .key(key)
             .payload(payload.as_slice())
             .partition(partition_for(key, partitions))
             .timestamp(record.timestamp);
         let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            match producer.send(rec) {
-                Ok(()) => break,
-                Err((e, r))
-                    if e.rdkafka_error_code()
-                        == Some(rdkafka::types::RDKafkaErrorCode::QueueFull) =>
-                {
-                    if Instant::now() > deadline {
-                        bail!("producer queue stayed full for 60 s");
-                    }
-                    std::thread::sleep(Duration::from_millis(2));
-                    rec = r;
-                }
-                Err((e, _)) => bail!("send line {n}: {e}"),
-            }
-        }
+        send_waiting(&producer, rec, deadline)
+            .map_err(|e| anyhow::anyhow!("send line {n}: {e}"))?;
         sent.insert(id);
         while let Ok(d) = rx.try_recv() {
             sent.remove(&d.id);

@@ -16,11 +16,13 @@
 //!   the outbox ends).
 
 use std::sync::mpsc::Sender;
+use std::time::{Duration, Instant};
 
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
-use rdkafka::message::Message;
-use rdkafka::producer::{DeliveryResult, ProducerContext};
+use rdkafka::message::{Message, ToBytes};
+use rdkafka::producer::{BaseRecord, DeliveryResult, ProducerContext, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
 use rdkafka::{ClientContext, Statistics, TopicPartitionList};
 
 use crate::config::Config;
@@ -129,6 +131,31 @@ impl ProducerContext for DeliveryContext {
             Err((e, _)) => Err(e.to_string()),
         };
         let _ = self.reports.send(Delivery { id: *id, result });
+    }
+}
+
+/// Hands `record` to `producer`, waiting while its queue is full, until `deadline`.
+pub fn send_waiting<K, P>(
+    producer: &ThreadedProducer<DeliveryContext>,
+    mut record: BaseRecord<'_, K, P, Box<u64>>,
+    deadline: Instant,
+) -> Result<(), String>
+where
+    K: ToBytes + ?Sized,
+    P: ToBytes + ?Sized,
+{
+    loop {
+        match producer.send(record) {
+            Ok(()) => return Ok(()),
+            Err((e, r)) if e.rdkafka_error_code() == Some(RDKafkaErrorCode::QueueFull) => {
+                if Instant::now() > deadline {
+                    return Err("producer queue stayed full".into());
+                }
+                std::thread::sleep(Duration::from_millis(1));
+                record = r;
+            }
+            Err((e, _)) => return Err(e.to_string()),
+        }
     }
 }
 

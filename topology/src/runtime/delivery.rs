@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
 
 use super::batch::{Decided, OutKind};
-use super::clients::{Delivery, DeliveryContext};
+use super::clients::{Delivery, DeliveryContext, send_waiting};
 use crate::metrics as m;
 use crate::topics::Topics;
 
@@ -51,22 +51,7 @@ pub fn send(
         if let Some(h) = out.kafka_headers() {
             record = record.headers(h);
         }
-        loop {
-            match producer.send(record) {
-                Ok(()) => break,
-                Err((e, r))
-                    if e.rdkafka_error_code()
-                        == Some(rdkafka::types::RDKafkaErrorCode::QueueFull) =>
-                {
-                    if Instant::now() > deadline {
-                        return Err("producer queue stayed full".into());
-                    }
-                    std::thread::sleep(Duration::from_millis(1));
-                    record = r;
-                }
-                Err((e, _)) => return Err(format!("send to {topic}: {e}")),
-            }
-        }
+        send_waiting(producer, record, deadline).map_err(|e| format!("send to {topic}: {e}"))?;
     }
     Ok(Sent {
         first,

@@ -101,23 +101,21 @@ impl Processor {
     }
 
     /// Awaits delivery, then writes state (with the outbox and input positions) and commits
-    /// the input offsets.
+    /// the input offsets (idempotent mode; a transaction carries its offsets itself).
     fn complete(&mut self, mut f: InFlight) -> Result<(), BatchError> {
         let t = Instant::now();
         let delivered = await_delivery(&self.deliveries, &mut f.sent).map_err(BatchError::Retry)?;
         let t = phase("deliver", t);
         self.make_durable(f.writes, &delivered, &f.next_offsets)?;
         let t = phase("state", t);
-        if !self.transactional() {
-            let ps: Vec<i32> = f.next_offsets.keys().copied().collect();
-            let tpl = self
-                .tpl(&ps, Some(&f.next_offsets))
-                .map_err(BatchError::Fatal)?;
-            if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
-                // State and outbox are durable; the next commit covers these offsets, and a
-                // re-read after a crash answers `duplicate`.
-                tracing::warn!(error = %e, "committing input offsets failed");
-            }
+        let ps: Vec<i32> = f.next_offsets.keys().copied().collect();
+        let tpl = self
+            .tpl(&ps, Some(&f.next_offsets))
+            .map_err(BatchError::Fatal)?;
+        if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
+            // State and outbox are durable; the next commit covers these offsets, and a
+            // re-read after a crash answers `duplicate`.
+            tracing::warn!(error = %e, "committing input offsets failed");
         }
         phase("offsets", t);
         self.settled(f.records, &f.outcomes, &f.deadletters, &f.next_offsets);

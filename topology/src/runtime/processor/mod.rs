@@ -240,20 +240,18 @@ impl Processor {
         let max = self.config.processor.batch_records_max;
         let wait = Duration::from_millis(self.config.processor.batch_wait_ms);
         let mut batch = Vec::new();
-        let mut deadline: Option<Instant> = None;
-        // From the first record to the batch's end: time spent reading input.
+        // When the first record came; the batch closes `wait` later.
         let mut first: Option<Instant> = None;
         // The clock is read every few records: per record it costs more than the check is worth.
         let mut now = Instant::now();
         while batch.len() < max {
-            let timeout = match deadline {
+            let timeout = match first {
                 None => Duration::from_millis(100),
-                Some(d) => d.saturating_duration_since(now),
+                Some(f) => (f + wait).saturating_duration_since(now),
             };
             match self.consumer.poll(timeout) {
                 Some(Ok(msg)) => {
                     first.get_or_insert_with(Instant::now);
-                    deadline.get_or_insert_with(|| Instant::now() + wait);
                     batch.push(msg.detach());
                 }
                 Some(Err(e)) => {
@@ -264,14 +262,15 @@ impl Processor {
             }
             if batch.len() % 16 == 0 {
                 now = Instant::now();
-                if deadline.is_some_and(|d| now >= d) {
+                if first.is_some_and(|f| now >= f + wait) {
                     break;
                 }
             }
         }
-        if let Some(t) = first {
+        // Time spent reading input: from the first record to the batch's end.
+        if let Some(f) = first {
             metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
-                .record(t.elapsed().as_secs_f64());
+                .record(f.elapsed().as_secs_f64());
         }
         batch
     }
