@@ -10,9 +10,11 @@
 //! - [`slots`]: the slot registry and its aliases.
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`codes`]: stable reason codes.
+//! - [`access`]: who may read a row (cm_payload_v1 visibility and sensitivity rules).
 //! - [`render`]: profile, playbook index and watchlist renderers.
 //! - [`routing`]: the murmur2 partitioner.
 
+pub mod access;
 pub mod account;
 pub mod authority;
 pub mod codes;

@@ -7,6 +7,7 @@
 //! - [`fold`]: how a commit changes state (no-op on replays, error on forks and gaps), and
 //!   restore of one outbox record.
 //! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
+//! - [`views`]: the read side's fold of the outbox ([`ViewStore`]): rows, history, timelines.
 
 pub mod apply;
 pub mod fold;
@@ -14,6 +15,7 @@ pub mod keys;
 pub mod memory;
 pub mod rocks;
 pub mod store;
+pub mod views;
 
 pub use apply::{Applier, load};
 pub use fold::{Folded, fold, position, restore_record};
@@ -21,6 +23,7 @@ pub use keys::Cf;
 pub use memory::MemoryStore;
 pub use rocks::{RocksConfig, RocksSizes, RocksStore};
 pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};
+pub use views::{AccountMark, ViewBatch, ViewStore};
 
 /// State errors, by who must act.
 #[derive(Debug, thiserror::Error)]

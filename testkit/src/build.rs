@@ -169,3 +169,13 @@ pub fn close(row: &Row, reason: &str) -> Op {
         reason: reason.to_owned(),
     })
 }
+
+/// A purge of one row.
+pub fn purge(row: &Row, reason: &str) -> Op {
+    Op::Purge(PurgeOp {
+        target: Some(row.memory_id.clone()),
+        entity_id: None,
+        whole_account: false,
+        reason: reason.to_owned(),
+    })
+}

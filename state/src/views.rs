@@ -1,0 +1,398 @@
+//! The view store: the read side's fold of the outbox, in its own RocksDB.
+//!
+//! Column families (every key starts with the account, 2-byte length + bytes):
+//! - `rows`: account, memory_id → the row as it stands (Avro `Row`).
+//! - `history`: account, memory_id, revision → every version of the row. A purge erases the
+//!   versions before the tombstone: privacy deletion outranks history.
+//! - `timeline`: account, entity, valid_from, source_id, memory_id → ∅. The entity is `user`
+//!   for primary-user rows and the subject's entity id otherwise, so a timeline read is one
+//!   prefix scan already in (time, source, id) order.
+//! - `accounts`: account → last commit_seq, generation and record time folded.
+//! - `meta`: outbox partition → next offset to read. Written in the same batch as the rows it
+//!   produced, so the store and its position never disagree.
+//!
+//! Folding is idempotent: a commit at or below the account's folded seq is skipped (the
+//! outbox may hold a commit twice in idempotent mode); a commit past seq + 1 is a gap and an
+//! error, because a view built over a gap would be silently wrong.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use kledger_schemas::avro::{AvroCodec, Reader};
+use kledger_schemas::{Change, Commit, Row, Status, SubjectScope};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, IteratorMode, Options, WriteBatch,
+};
+use sha2::{Digest, Sha256};
+
+use crate::StateError;
+
+/// The timeline entity of primary-user rows.
+pub const USER_ENTITY: &str = "user";
+
+const CFS: [&str; 5] = ["rows", "history", "timeline", "accounts", "meta"];
+
+/// What the store knows of an account.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AccountMark {
+    /// Last commit folded (0: none).
+    pub commit_seq: i64,
+    /// Account generation after it.
+    pub generation: i64,
+    /// Its record time (ms).
+    pub as_of: i64,
+}
+
+/// What folding a batch did.
+#[derive(Default)]
+pub struct ViewBatch {
+    batch: WriteBatch,
+    marks: BTreeMap<String, AccountMark>,
+    /// Commits folded.
+    pub folded: u64,
+    /// Commits skipped as already folded.
+    pub skipped: u64,
+}
+
+impl std::fmt::Debug for ViewBatch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ViewBatch")
+            .field("writes", &self.batch.len())
+            .field("accounts", &self.marks.len())
+            .field("folded", &self.folded)
+            .field("skipped", &self.skipped)
+            .finish()
+    }
+}
+
+impl ViewBatch {
+    /// Accounts changed by this batch, with their new marks, in account order.
+    pub fn touched(&self) -> &BTreeMap<String, AccountMark> {
+        &self.marks
+    }
+}
+
+fn account_prefix(account: &str) -> Vec<u8> {
+    let a = account.as_bytes();
+    let mut k = Vec::with_capacity(2 + a.len() + 40);
+    k.extend_from_slice(&(a.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    k.extend_from_slice(a);
+    k
+}
+
+fn push_str(k: &mut Vec<u8>, s: &str) {
+    k.extend_from_slice(&(s.len().min(u16::MAX as usize) as u16).to_be_bytes());
+    k.extend_from_slice(s.as_bytes());
+}
+
+/// Signed time as an order-preserving unsigned key part.
+fn time_key(t: i64) -> [u8; 8] {
+    ((t as u64) ^ (1 << 63)).to_be_bytes()
+}
+
+fn row_key(account: &str, memory_id: &str) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    push_str(&mut k, memory_id);
+    k
+}
+
+fn history_key(account: &str, memory_id: &str, revision: i64) -> Vec<u8> {
+    let mut k = row_key(account, memory_id);
+    k.extend_from_slice(&time_key(revision));
+    k
+}
+
+/// The timeline entity a row is filed under, if any.
+pub fn entity_of(row: &Row) -> Option<&str> {
+    match (&row.subject.scope, &row.subject.entity_id) {
+        (_, Some(e)) => Some(e.as_str()),
+        (SubjectScope::PrimaryUser, None) => Some(USER_ENTITY),
+        _ => None,
+    }
+}
+
+/// The prefix of one entity's timeline keys.
+fn timeline_prefix(account: &str, entity: &str) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    push_str(&mut k, entity);
+    k
+}
+
+fn timeline_key(account: &str, row: &Row) -> Option<Vec<u8>> {
+    let mut k = timeline_prefix(account, entity_of(row)?);
+    k.extend_from_slice(&time_key(row.valid_from));
+    push_str(&mut k, &row.source.source_id);
+    k.extend_from_slice(row.memory_id.as_bytes());
+    Some(k)
+}
+
+fn encode_row(row: &Row) -> Vec<u8> {
+    let mut v = Vec::with_capacity(512);
+    row.encode(&mut v);
+    v
+}
+
+fn decode_row(v: &[u8]) -> Result<Row, StateError> {
+    let mut r = Reader::new(v);
+    let row = Row::decode(&mut r).map_err(|e| StateError::Corrupt(format!("view row: {e}")))?;
+    r.finish()
+        .map_err(|e| StateError::Corrupt(format!("view row: {e}")))?;
+    Ok(row)
+}
+
+fn mark_value(m: &AccountMark) -> Vec<u8> {
+    let mut v = Vec::with_capacity(24);
+    v.extend_from_slice(&m.commit_seq.to_be_bytes());
+    v.extend_from_slice(&m.generation.to_be_bytes());
+    v.extend_from_slice(&m.as_of.to_be_bytes());
+    v
+}
+
+fn i64_at(v: &[u8], at: usize) -> Result<i64, StateError> {
+    let b: [u8; 8] = v
+        .get(at..at + 8)
+        .and_then(|b| b.try_into().ok())
+        .ok_or_else(|| StateError::Corrupt("short view value".into()))?;
+    Ok(i64::from_be_bytes(b))
+}
+
+fn parse_mark(v: &[u8]) -> Result<AccountMark, StateError> {
+    Ok(AccountMark {
+        commit_seq: i64_at(v, 0)?,
+        generation: i64_at(v, 8)?,
+        as_of: i64_at(v, 16)?,
+    })
+}
+
+/// The view store.
+#[derive(Debug)]
+pub struct ViewStore {
+    db: DB,
+}
+
+impl ViewStore {
+    /// Opens (or creates) the store at `path` with a block cache of `cache_bytes`.
+    pub fn open(path: &Path, cache_bytes: usize) -> Result<Self, StateError> {
+        let cache = Cache::new_lru_cache(cache_bytes);
+        let mut table = BlockBasedOptions::default();
+        table.set_block_cache(&cache);
+        table.set_bloom_filter(10.0, false);
+        let mut cf_opts = Options::default();
+        cf_opts.set_block_based_table_factory(&table);
+        cf_opts.set_write_buffer_size(8 << 20);
+        cf_opts.set_max_write_buffer_number(2);
+        let mut db_opts = Options::default();
+        db_opts.create_if_missing(true);
+        db_opts.create_missing_column_families(true);
+        db_opts.set_max_open_files(256);
+        db_opts.set_keep_log_file_num(4);
+        db_opts.set_atomic_flush(true);
+        let cfs = CFS
+            .iter()
+            .map(|n| ColumnFamilyDescriptor::new(*n, cf_opts.clone()));
+        Ok(Self {
+            db: DB::open_cf_descriptors(&db_opts, path, cfs)?,
+        })
+    }
+
+    fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily, StateError> {
+        self.db
+            .cf_handle(name)
+            .ok_or_else(|| StateError::Corrupt(format!("column family {name} missing")))
+    }
+
+    /// The mark of `account` (default when nothing was folded).
+    pub fn mark(&self, account: &str) -> Result<AccountMark, StateError> {
+        match self
+            .db
+            .get_cf(self.cf("accounts")?, account_prefix(account))?
+        {
+            Some(v) => parse_mark(&v),
+            None => Ok(AccountMark::default()),
+        }
+    }
+
+    /// The next outbox offset to read on `partition` (0 when none was folded).
+    pub fn position(&self, partition: i32) -> Result<i64, StateError> {
+        match self.db.get_cf(self.cf("meta")?, partition.to_be_bytes())? {
+            Some(v) => i64_at(&v, 0),
+            None => Ok(0),
+        }
+    }
+
+    /// Folds `commit` (read at `offset` of outbox `partition`) into `batch`.
+    pub fn fold(
+        &self,
+        batch: &mut ViewBatch,
+        commit: &Commit,
+        partition: i32,
+        offset: i64,
+    ) -> Result<(), StateError> {
+        batch.batch.put_cf(
+            self.cf("meta")?,
+            partition.to_be_bytes(),
+            (offset + 1).to_be_bytes(),
+        );
+        let acct = commit.account_id.as_str();
+        let mark = match batch.marks.get(acct) {
+            Some(m) => *m,
+            None => self.mark(acct)?,
+        };
+        if commit.commit_seq <= mark.commit_seq {
+            batch.skipped += 1;
+            return Ok(());
+        }
+        if commit.commit_seq != mark.commit_seq + 1 {
+            return Err(StateError::Gap {
+                account: acct.to_owned(),
+                head: mark.commit_seq,
+                seq: commit.commit_seq,
+            });
+        }
+        let (rows, history, timeline) =
+            (self.cf("rows")?, self.cf("history")?, self.cf("timeline")?);
+        for op in &commit.ops {
+            let row = &op.row;
+            let value = encode_row(row);
+            batch
+                .batch
+                .put_cf(rows, row_key(acct, &row.memory_id), &value);
+            if op.change == Change::Tombstoned || row.status == Status::Tombstoned {
+                // Erase every earlier version and the timeline entry.
+                batch.batch.delete_range_cf(
+                    history,
+                    history_key(acct, &row.memory_id, i64::MIN),
+                    history_key(acct, &row.memory_id, row.revision),
+                );
+                if let Some(k) = timeline_key(acct, row) {
+                    batch.batch.delete_cf(timeline, k);
+                }
+            } else if op.change == Change::Created
+                && let Some(k) = timeline_key(acct, row)
+            {
+                batch.batch.put_cf(timeline, k, []);
+            }
+            batch.batch.put_cf(
+                history,
+                history_key(acct, &row.memory_id, row.revision),
+                &value,
+            );
+        }
+        let mark = AccountMark {
+            commit_seq: commit.commit_seq,
+            generation: commit.generation,
+            as_of: commit.recorded_at,
+        };
+        batch.batch.put_cf(
+            self.cf("accounts")?,
+            account_prefix(acct),
+            mark_value(&mark),
+        );
+        batch.marks.insert(acct.to_owned(), mark);
+        batch.folded += 1;
+        Ok(())
+    }
+
+    /// Makes a folded batch durable.
+    pub fn write(&self, batch: ViewBatch) -> Result<(), StateError> {
+        self.db.write(batch.batch)?;
+        Ok(())
+    }
+
+    fn scan_prefix(
+        &self,
+        cf: &str,
+        prefix: &[u8],
+        limit: usize,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<(), StateError>,
+    ) -> Result<usize, StateError> {
+        let mut n = 0;
+        let mode = IteratorMode::From(prefix, rocksdb::Direction::Forward);
+        for item in self.db.iterator_cf(self.cf(cf)?, mode) {
+            let (k, v) = item?;
+            if !k.starts_with(prefix) || n >= limit {
+                break;
+            }
+            f(&k[prefix.len()..], &v)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// One row as it stands.
+    pub fn row(&self, account: &str, memory_id: &str) -> Result<Option<Row>, StateError> {
+        self.db
+            .get_cf(self.cf("rows")?, row_key(account, memory_id))?
+            .map(|v| decode_row(&v))
+            .transpose()
+    }
+
+    /// The rows of `account` as they stand (every status), by memory id, at most `limit`.
+    pub fn rows(&self, account: &str, limit: usize) -> Result<Vec<Row>, StateError> {
+        let mut out = Vec::new();
+        self.scan_prefix("rows", &account_prefix(account), limit, &mut |_, v| {
+            out.push(decode_row(v)?);
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Every version of every row of `account`, by memory id then revision, at most `limit`.
+    pub fn history(
+        &self,
+        account: &str,
+        limit: usize,
+        f: &mut dyn FnMut(Row) -> Result<(), StateError>,
+    ) -> Result<usize, StateError> {
+        self.scan_prefix("history", &account_prefix(account), limit, &mut |_, v| {
+            f(decode_row(v)?)
+        })
+    }
+
+    /// The memory ids on `entity`'s timeline in (valid_from, source, id) order, at most
+    /// `limit`.
+    pub fn timeline(
+        &self,
+        account: &str,
+        entity: &str,
+        limit: usize,
+    ) -> Result<Vec<String>, StateError> {
+        let mut out = Vec::new();
+        self.scan_prefix(
+            "timeline",
+            &timeline_prefix(account, entity),
+            limit,
+            &mut |k, _| {
+                // time (8) + source (2 + n) + memory id.
+                let n = k
+                    .get(8..10)
+                    .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
+                    .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
+                let id = k
+                    .get(10 + n..)
+                    .and_then(|b| std::str::from_utf8(b).ok())
+                    .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
+                out.push(id.to_owned());
+                Ok(())
+            },
+        )?;
+        Ok(out)
+    }
+
+    /// SHA-256 over every key and value but the positions, in key order: equal digests mean
+    /// equal views.
+    pub fn digest(&self) -> Result<String, StateError> {
+        let mut h = Sha256::new();
+        for (i, cf) in CFS.iter().enumerate().filter(|(_, cf)| **cf != "meta") {
+            for item in self.db.iterator_cf(self.cf(cf)?, IteratorMode::Start) {
+                let (k, v) = item?;
+                h.update([i as u8]);
+                h.update((k.len() as u64).to_be_bytes());
+                h.update(&k);
+                h.update((v.len() as u64).to_be_bytes());
+                h.update(&v);
+            }
+        }
+        Ok(kledger_processors::ids::to_hex(&h.finalize()))
+    }
+}

@@ -1,0 +1,233 @@
+//! The view store: the read side's fold of the outbox agrees with the ledger's state, is
+//! idempotent under repeated commits, refuses gaps, keeps history, erases history on purge and
+//! files timelines in (time, source, id) order.
+
+use kledger_processors::routing::partition_for;
+use kledger_schemas::*;
+use kledger_state::ViewStore;
+use kledger_state::views::USER_ENTITY;
+use kledger_testkit::build::{amend, fact, intent, plan, purge, slotted, third_party};
+use kledger_testkit::{GenConfig, Generator, Ledger};
+
+const ACCT: &str = "t_acme/user/u_1";
+const NOW: i64 = 1_767_225_600_000;
+const PARTITIONS: i32 = 4;
+
+fn store() -> (tempfile::TempDir, ViewStore) {
+    let dir = tempfile::tempdir().unwrap();
+    let s = ViewStore::open(dir.path(), 8 << 20).unwrap();
+    (dir, s)
+}
+
+/// Folds commits the way the sink does: one batch, outbox offsets counted per partition.
+fn fold_all(s: &ViewStore, commits: &[Commit]) -> (u64, u64) {
+    let mut batch = kledger_state::ViewBatch::default();
+    let mut next = [0i64; PARTITIONS as usize];
+    for c in commits {
+        let p = partition_for(c.account_id.as_bytes(), PARTITIONS);
+        s.fold(&mut batch, c, p, next[p as usize]).unwrap();
+        next[p as usize] += 1;
+    }
+    let counts = (batch.folded, batch.skipped);
+    s.write(batch).unwrap();
+    counts
+}
+
+fn generated(n: usize) -> Ledger {
+    let mut ledger = Ledger::new(PARTITIONS);
+    for r in Generator::new(GenConfig {
+        seed: 7,
+        accounts: 15,
+        ..GenConfig::default()
+    })
+    .take(n)
+    {
+        ledger.apply(&r);
+    }
+    ledger
+}
+
+#[test]
+fn the_view_fold_agrees_with_state_and_is_idempotent() {
+    let ledger = generated(3_000);
+    let (_d, s) = store();
+    let (folded, skipped) = fold_all(&s, &ledger.commits);
+    assert_eq!((folded, skipped), (ledger.commits.len() as u64, 0));
+    let accounts: std::collections::BTreeSet<&str> = ledger
+        .commits
+        .iter()
+        .map(|c| c.account_id.as_str())
+        .collect();
+    assert!(accounts.len() > 10);
+    for a in &accounts {
+        assert_eq!(s.rows(a, usize::MAX).unwrap(), ledger.rows(a), "{a}");
+        let last = ledger.commits.iter().rfind(|c| c.account_id == *a).unwrap();
+        let mark = s.mark(a).unwrap();
+        assert_eq!(
+            (mark.commit_seq, mark.generation, mark.as_of),
+            (last.commit_seq, last.generation, last.recorded_at)
+        );
+    }
+    // The outbox may hold every commit twice (idempotent mode): nothing changes.
+    let before = s.digest().unwrap();
+    let (folded, skipped) = fold_all(&s, &ledger.commits);
+    assert_eq!((folded, skipped), (0, ledger.commits.len() as u64));
+    assert_eq!(s.digest().unwrap(), before);
+    // A fresh store folding the same commits gives the same digest.
+    let (_d2, s2) = store();
+    fold_all(&s2, &ledger.commits);
+    assert_eq!(s2.digest().unwrap(), before);
+}
+
+#[test]
+fn a_gap_in_an_accounts_commits_is_refused() {
+    let ledger = generated(200);
+    let first = &ledger.commits[0];
+    let later = ledger
+        .commits
+        .iter()
+        .find(|c| c.account_id == first.account_id && c.commit_seq == 3)
+        .expect("a third commit");
+    let (_d, s) = store();
+    let mut batch = kledger_state::ViewBatch::default();
+    s.fold(&mut batch, first, 0, 0).unwrap();
+    let err = s.fold(&mut batch, later, 0, 1).unwrap_err();
+    assert!(
+        matches!(
+            err,
+            kledger_state::StateError::Gap {
+                head: 1,
+                seq: 3,
+                ..
+            }
+        ),
+        "{err}"
+    );
+}
+
+struct Acct {
+    ledger: Ledger,
+    seq: i64,
+}
+
+impl Acct {
+    fn commit(&mut self, ops: Vec<Op>, planned: &[&Row], valid_shift: i64) -> Commit {
+        let mut i = intent(
+            ACCT,
+            &format!("a{}", self.seq),
+            WriteReason::DirectUserStatement,
+            self.seq,
+            ops,
+        );
+        for r in planned {
+            plan(&mut i, r);
+        }
+        self.seq += 1;
+        let d = self.ledger.apply(&IntentRecord {
+            timestamp: NOW + valid_shift,
+            partition: None,
+            offset: None,
+            intent: i,
+        });
+        assert_eq!(d.receipt.outcome, Outcome::Committed, "{:?}", d.receipt);
+        d.commit.unwrap()
+    }
+}
+
+#[test]
+fn history_is_kept_until_a_purge_erases_it() {
+    let mut a = Acct {
+        ledger: Ledger::new(PARTITIONS),
+        seq: 0,
+    };
+    let c1 = a.commit(
+        vec![Op::Assert(slotted("home_city", "Lives in Lisbon"))],
+        &[],
+        0,
+    );
+    let old = c1.ops[0].row.clone();
+    let c2 = a.commit(
+        vec![amend(&[&old], slotted("home_city", "Lives in Porto"))],
+        &[&old],
+        10,
+    );
+    let (_d, s) = store();
+    fold_all(&s, &[c1.clone(), c2.clone()]);
+    let mut versions = Vec::new();
+    s.history(ACCT, usize::MAX, &mut |r| {
+        versions.push((r.memory_id, r.revision, r.status, r.content));
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(versions.len(), 3, "{versions:?}");
+    assert!(versions.contains(&(
+        old.memory_id.clone(),
+        1,
+        Status::Active,
+        "Lives in Lisbon".into()
+    )));
+    assert!(versions.contains(&(
+        old.memory_id.clone(),
+        2,
+        Status::Superseded,
+        "Lives in Lisbon".into()
+    )));
+
+    let superseded = s.row(ACCT, &old.memory_id).unwrap().unwrap();
+    let c3 = a.commit(vec![purge(&superseded, "user asked")], &[&superseded], 20);
+    fold_all(&s, &[c1, c2, c3]);
+    let mut texts = Vec::new();
+    s.history(ACCT, usize::MAX, &mut |r| {
+        if r.memory_id == old.memory_id {
+            texts.push((r.status, r.content));
+        }
+        Ok(())
+    })
+    .unwrap();
+    assert_eq!(texts, vec![(Status::Tombstoned, String::new())]);
+    assert!(
+        !s.timeline(ACCT, USER_ENTITY, 10)
+            .unwrap()
+            .contains(&old.memory_id)
+    );
+}
+
+#[test]
+fn timelines_are_per_entity_in_time_source_id_order() {
+    let mut a = Acct {
+        ledger: Ledger::new(PARTITIONS),
+        seq: 0,
+    };
+    let mut later = fact("Ran a marathon");
+    later.valid_from = Some(NOW - 1_000);
+    let mut earlier = fact("Started running");
+    earlier.valid_from = Some(NOW - 50_000);
+    let c1 = a.commit(vec![Op::Assert(later)], &[], 0);
+    let c2 = a.commit(
+        vec![
+            Op::Assert(earlier),
+            Op::Assert(third_party("person_anna", "Anna lives in Oslo")),
+        ],
+        &[],
+        0,
+    );
+    let (_d, s) = store();
+    fold_all(&s, &[c1.clone(), c2.clone()]);
+    assert_eq!(
+        s.timeline(ACCT, USER_ENTITY, 10).unwrap(),
+        vec![
+            c2.ops[0].row.memory_id.clone(),
+            c1.ops[0].row.memory_id.clone()
+        ]
+    );
+    assert_eq!(
+        s.timeline(ACCT, "person_anna", 10).unwrap(),
+        vec![c2.ops[1].row.memory_id.clone()]
+    );
+    assert_eq!(s.timeline(ACCT, USER_ENTITY, 1).unwrap().len(), 1);
+    assert!(
+        s.timeline("t_acme/user/u_2", USER_ENTITY, 10)
+            .unwrap()
+            .is_empty()
+    );
+}
