@@ -10,6 +10,8 @@
 //! - `accounts`: account → last commit_seq, generation and record time folded.
 //! - `meta`: outbox partition → next offset to read. Written in the same batch as the rows it
 //!   produced, so the store and its position never disagree.
+//! - `pending`: account → ∅ for accounts whose rendered View is not yet published; cleared
+//!   once the sink has delivered it, so a crash between the two never loses a View.
 //!
 //! Folding is idempotent: a commit at or below the account's folded seq is skipped (the
 //! outbox may hold a commit twice in idempotent mode); a commit past seq + 1 is a gap and an
@@ -26,11 +28,14 @@ use rocksdb::{
 use sha2::{Digest, Sha256};
 
 use crate::StateError;
+use crate::store::Visit;
 
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 5] = ["rows", "history", "timeline", "accounts", "meta"];
+const CFS: [&str; 6] = ["rows", "history", "timeline", "accounts", "meta", "pending"];
+/// Column families left out of the digest (positions and the publish queue).
+const NOT_DIGESTED: [&str; 2] = ["meta", "pending"];
 
 /// What the store knows of an account.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -304,7 +309,7 @@ impl ViewStore {
         cf: &str,
         prefix: &[u8],
         limit: usize,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> Result<(), StateError>,
+        f: Visit<'_>,
     ) -> Result<usize, StateError> {
         let mut n = 0;
         let mode = IteratorMode::From(prefix, rocksdb::Direction::Forward);
@@ -317,6 +322,47 @@ impl ViewStore {
             n += 1;
         }
         Ok(n)
+    }
+
+    /// Accounts whose View is not yet published, in account order, at most `limit`.
+    pub fn pending(&self, limit: usize) -> Result<Vec<String>, StateError> {
+        let mut out = Vec::new();
+        self.scan_prefix("pending", &[], limit, &mut |k, _| {
+            out.push(
+                String::from_utf8(k.to_vec())
+                    .map_err(|_| StateError::Corrupt("pending key".into()))?,
+            );
+            Ok(())
+        })?;
+        Ok(out)
+    }
+
+    /// Marks the Views of `accounts` published.
+    pub fn published(&self, accounts: &[String]) -> Result<(), StateError> {
+        let mut b = WriteBatch::default();
+        let cf = self.cf("pending")?;
+        for a in accounts {
+            b.delete_cf(cf, a.as_bytes());
+        }
+        self.db.write(b)?;
+        Ok(())
+    }
+
+    /// The rendered View of `account` as of its last folded commit.
+    pub fn view(
+        &self,
+        account: &str,
+        rows_max: usize,
+    ) -> Result<kledger_schemas::View, StateError> {
+        let mark = self.mark(account)?;
+        let rows = self.rows(account, rows_max)?;
+        Ok(kledger_processors::render::view(
+            account,
+            mark.generation,
+            mark.commit_seq,
+            mark.as_of,
+            rows.iter(),
+        ))
     }
 
     /// One row as it stands.
@@ -383,7 +429,11 @@ impl ViewStore {
     /// equal views.
     pub fn digest(&self) -> Result<String, StateError> {
         let mut h = Sha256::new();
-        for (i, cf) in CFS.iter().enumerate().filter(|(_, cf)| **cf != "meta") {
+        for (i, cf) in CFS
+            .iter()
+            .enumerate()
+            .filter(|(_, cf)| !NOT_DIGESTED.contains(*cf))
+        {
             for item in self.db.iterator_cf(self.cf(cf)?, IteratorMode::Start) {
                 let (k, v) = item?;
                 h.update([i as u8]);

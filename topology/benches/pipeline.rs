@@ -215,6 +215,8 @@ fn main() {
     base.kafka.bootstrap_servers = broker.bootstrap();
     base.kafka.partitions = PARTITIONS;
     base.http.listen = String::new();
+    // The processor alone is measured: the view sink would share its two cores.
+    base.views.enabled = false;
     let records: Vec<IntentRecord> = Generator::new(GenConfig {
         seed: 99,
         accounts: 2_000,
@@ -278,6 +280,7 @@ fn main() {
 
         c.kafka.group_id = format!("bench-kledger-{run}");
         c.state.dir = dir.path().join(format!("state-{run}"));
+        c.views.dir = dir.path().join(format!("views-{run}"));
         let before = Scrape::now();
         let running = rt.block_on(runtime::start(c.clone())).expect("start");
         // Both rates run from the first record: group join and restore are not throughput.

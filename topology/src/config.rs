@@ -31,6 +31,61 @@ pub struct Config {
     pub http: HttpConfig,
     /// Logging.
     pub log: LogConfig,
+    /// The view materializer (a sink of the outbox) and its store.
+    pub views: ViewsConfig,
+    /// The read API.
+    pub api: ApiConfig,
+}
+
+/// The view materializer.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ViewsConfig {
+    /// Run the view sink in this process.
+    pub enabled: bool,
+    /// View store directory.
+    pub dir: PathBuf,
+    /// Block cache of the view store.
+    pub cache_bytes: usize,
+    /// Outbox records per sink batch at most.
+    pub batch_records_max: usize,
+    /// How long a batch waits for more records after its first.
+    pub batch_wait_ms: u64,
+    /// Rows read per account when rendering (bounds a render and a profile read).
+    pub account_rows_max: usize,
+}
+
+impl Default for ViewsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: PathBuf::from("data/views"),
+            cache_bytes: 32 << 20,
+            batch_records_max: 2_000,
+            batch_wait_ms: 50,
+            account_rows_max: 100_000,
+        }
+    }
+}
+
+/// The read API.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ApiConfig {
+    /// Principals by name; each has a bearer token. No principals: every `/v1` call is 401.
+    pub principals: BTreeMap<String, PrincipalConfig>,
+}
+
+/// One principal of the read API (unknown keys are refused by [`Principal`]).
+///
+/// [`Principal`]: kledger_processors::access::Principal
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PrincipalConfig {
+    /// The bearer token (at least 16 characters).
+    pub token: String,
+    /// Who the token stands for.
+    #[serde(flatten)]
+    pub principal: kledger_processors::access::Principal,
 }
 
 /// How commits, receipts and input offsets are made durable together.
@@ -320,6 +375,16 @@ impl Config {
             matches!(self.log.format.as_str(), "json" | "text"),
             "log.format is json or text"
         );
+        anyhow::ensure!(
+            (1..=100_000).contains(&self.views.batch_records_max),
+            "views.batch_records_max must be in 1..=100000"
+        );
+        for (name, p) in &self.api.principals {
+            anyhow::ensure!(
+                p.token.chars().count() >= 16,
+                "api.principals.{name}.token must have at least 16 characters"
+            );
+        }
         Ok(())
     }
 
@@ -386,6 +451,46 @@ mod tests {
         assert_eq!(c.kafka.consumer_properties["fetch.max.bytes"], "1048576");
         assert!(c.state.drop_on_revoke);
         assert_eq!(c.processor.batch_records_max, 10);
+    }
+
+    #[test]
+    fn principals_come_from_the_file_and_env() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("k.toml");
+        std::fs::write(
+            &p,
+            "[api.principals.alice]\ntoken = \"alice-token-0123456789\"\ntenant_id = \"t_acme\"\nowner_kind = \"user\"\nowner_id = \"u_1\"\nroles = [\"role_admin\"]\n",
+        )
+        .unwrap();
+        let c = Config::load(
+            Some(&p),
+            vars(&[
+                ("KLEDGER_API__PRINCIPALS__ALICE__TEAM_ID", "team_core"),
+                (
+                    "KLEDGER_API__PRINCIPALS__BOT__TOKEN",
+                    "Bot-Token-0123456789",
+                ),
+                ("KLEDGER_API__PRINCIPALS__BOT__TENANT_ID", "t_acme"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_KIND", "agent"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_ID", "agt_bot"),
+            ]),
+        )
+        .unwrap();
+        let alice = &c.api.principals["alice"];
+        assert_eq!(alice.principal.account_id(), "t_acme/user/u_1");
+        assert_eq!(alice.principal.team_id.as_deref(), Some("team_core"));
+        assert_eq!(alice.principal.roles, vec!["role_admin".to_owned()]);
+        assert_eq!(c.api.principals["bot"].token, "Bot-Token-0123456789");
+        let short = Config::load(
+            None,
+            vars(&[
+                ("KLEDGER_API__PRINCIPALS__X__TOKEN", "short"),
+                ("KLEDGER_API__PRINCIPALS__X__TENANT_ID", "t_a"),
+                ("KLEDGER_API__PRINCIPALS__X__OWNER_KIND", "user"),
+                ("KLEDGER_API__PRINCIPALS__X__OWNER_ID", "u"),
+            ]),
+        );
+        assert!(short.is_err());
     }
 
     #[test]

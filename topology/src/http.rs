@@ -45,16 +45,24 @@ async fn readyz(State(s): State<AppState>) -> impl IntoResponse {
     (code, axum::Json(s.status.json()))
 }
 
-/// The router.
-pub fn router(metrics_handle: PrometheusHandle, status: Arc<Status>) -> Router {
-    Router::new()
+/// The router: operations endpoints, plus the read API when given.
+pub fn router(
+    metrics_handle: PrometheusHandle,
+    status: Arc<Status>,
+    api: Option<crate::api::Api>,
+) -> Router {
+    let ops = Router::new()
         .route("/metrics", get(metrics))
         .route("/healthz", get(healthz))
         .route("/readyz", get(readyz))
         .with_state(AppState {
             metrics: metrics_handle,
             status,
-        })
+        });
+    match api {
+        Some(api) => ops.merge(crate::api::router(api)),
+        None => ops,
+    }
 }
 
 /// Serves the router on `listen` until the task is dropped.

@@ -7,9 +7,12 @@
 //! - [`topics`]: topic names, creation, the co-partitioning check.
 //! - [`offline`]: `kledger apply`, the offline mode over JSON lines.
 //! - [`runtime`]: the stream processor (`kledger run`).
+//! - [`sinks`]: projections of the outbox (the view materializer).
+//! - [`api`]: the owner-scoped read API.
 //! - [`publish`]: `kledger publish`.
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
+pub mod api;
 pub mod config;
 pub mod embedded;
 pub mod http;
@@ -17,4 +20,5 @@ pub mod metrics;
 pub mod offline;
 pub mod publish;
 pub mod runtime;
+pub mod sinks;
 pub mod topics;

@@ -38,6 +38,20 @@ pub const ROCKSDB_PENDING_COMPACTION_BYTES: &str = "kledger_rocksdb_pending_comp
 /// Partitions assigned to this instance, by `state` (restoring, ready).
 pub const PARTITIONS: &str = "kledger_partitions";
 
+/// Consumer lag of a sink of the outbox, records, by `sink` and `partition`.
+pub const SINK_LAG_RECORDS: &str = "kledger_sink_lag_records";
+/// Outbox records a sink read, by `sink` and `result` (folded, skipped, deadletter).
+pub const SINK_RECORDS_TOTAL: &str = "kledger_sink_records_total";
+/// Time a sink takes to make one batch durable (store write and publication), seconds, by
+/// `sink`.
+pub const SINK_WRITE_SECONDS: &str = "kledger_sink_write_seconds";
+/// Views published to the views topic.
+pub const VIEWS_PUBLISHED_TOTAL: &str = "kledger_views_published_total";
+/// Read API requests, by `endpoint` and `status`.
+pub const API_REQUESTS_TOTAL: &str = "kledger_api_requests_total";
+/// Read API latency, seconds, by `endpoint`.
+pub const API_LATENCY_SECONDS: &str = "kledger_api_latency_seconds";
+
 /// Every metric this crate defines (for docs and tests).
 pub const ALL: &[&str] = &[
     INTENTS_TOTAL,
@@ -56,6 +70,12 @@ pub const ALL: &[&str] = &[
     ROCKSDB_LIVE_DATA_BYTES,
     ROCKSDB_PENDING_COMPACTION_BYTES,
     PARTITIONS,
+    SINK_LAG_RECORDS,
+    SINK_RECORDS_TOTAL,
+    SINK_WRITE_SECONDS,
+    VIEWS_PUBLISHED_TOTAL,
+    API_REQUESTS_TOTAL,
+    API_LATENCY_SECONDS,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();

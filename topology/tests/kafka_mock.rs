@@ -27,6 +27,8 @@ fn mock_config(
 ) -> Config {
     let mut c = config(&mock.bootstrap_servers(), dir, PARTITIONS, group);
     c.kafka.create_topics = false;
+    // Faults are aimed at the processor; the view sink has its own e2e test.
+    c.views.enabled = false;
     for t in [
         c.topics().intents,
         c.topics().outbox,

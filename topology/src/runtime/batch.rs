@@ -40,6 +40,8 @@ pub enum OutKind {
     Receipt,
     /// Dead letters.
     DeadLetter,
+    /// Rendered views (the view sink).
+    View,
 }
 
 impl Outgoing {
@@ -49,6 +51,7 @@ impl Outgoing {
             OutKind::Outbox => &topics.outbox,
             OutKind::Receipt => &topics.receipts,
             OutKind::DeadLetter => &topics.deadletter,
+            OutKind::View => &topics.views,
         }
     }
 
@@ -112,9 +115,10 @@ fn classify(
     Ok(intent)
 }
 
-fn dead_letter(
+/// A dead letter of `msg` (read from `source_topic`): its bytes with the reason in headers.
+pub fn dead_letter(
     msg: &OwnedMessage,
-    topics: &Topics,
+    source_topic: &str,
     code: &'static str,
     message: String,
 ) -> Outgoing {
@@ -124,7 +128,7 @@ fn dead_letter(
             "kledger.error.message".to_owned(),
             message.chars().take(1_000).collect(),
         ),
-        ("kledger.source.topic".to_owned(), topics.intents.clone()),
+        ("kledger.source.topic".to_owned(), source_topic.to_owned()),
         (
             "kledger.source.partition".to_owned(),
             msg.partition().to_string(),
@@ -158,7 +162,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
             Ok(i) => i,
             Err((code, message)) => {
                 *d.deadletters.entry(code).or_insert(0) += 1;
-                d.out.push(dead_letter(msg, topics, code, message));
+                d.out.push(dead_letter(msg, &topics.intents, code, message));
                 continue;
             }
         };

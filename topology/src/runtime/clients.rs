@@ -51,12 +51,26 @@ fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
 pub struct EventContext {
     events: Sender<RebalanceEvent>,
     topic: String,
+    sink: Option<&'static str>,
 }
 
 impl EventContext {
-    /// A context sending events for `topic` to `events`.
+    /// A context sending events for `topic` to `events` (lag as the processor's).
     pub fn new(events: Sender<RebalanceEvent>, topic: String) -> Self {
-        Self { events, topic }
+        Self {
+            events,
+            topic,
+            sink: None,
+        }
+    }
+
+    /// A context for a sink of the outbox (lag as `kledger_sink_lag_records{sink}`).
+    pub fn for_sink(events: Sender<RebalanceEvent>, topic: String, sink: &'static str) -> Self {
+        Self {
+            events,
+            topic,
+            sink: Some(sink),
+        }
     }
 }
 
@@ -65,8 +79,13 @@ impl ClientContext for EventContext {
         if let Some(t) = stats.topics.get(&self.topic) {
             for (p, s) in &t.partitions {
                 if *p >= 0 && s.consumer_lag >= 0 {
-                    metrics::gauge!(m::CONSUMER_LAG_RECORDS, "partition" => p.to_string())
-                        .set(s.consumer_lag as f64);
+                    let lag = s.consumer_lag as f64;
+                    match self.sink {
+                        None => metrics::gauge!(m::CONSUMER_LAG_RECORDS, "partition" => p.to_string())
+                            .set(lag),
+                        Some(sink) => metrics::gauge!(m::SINK_LAG_RECORDS, "sink" => sink, "partition" => p.to_string())
+                            .set(lag),
+                    }
                 }
             }
         }

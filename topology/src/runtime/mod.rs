@@ -40,7 +40,28 @@ pub struct Running {
     /// Set to stop.
     pub shutdown: Arc<AtomicBool>,
     processor: tokio::task::JoinHandle<anyhow::Result<()>>,
+    views: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     http: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Runs `f` on a named OS thread; the handle resolves with its result.
+fn spawn_thread(
+    name: &str,
+    f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let label = name.to_owned();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = done_tx.send(f());
+        })
+        .with_context(|| format!("spawn the {name} thread"))?;
+    Ok(tokio::spawn(async move {
+        done_rx
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the {label} thread panicked")))
+    }))
 }
 
 /// Re-export for [`Running::status`].
@@ -81,33 +102,47 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     std::fs::create_dir_all(&config.state.dir)
         .with_context(|| format!("create {}", config.state.dir.display()))?;
     let store = Arc::new(RocksStore::open(&config.state.dir, &config.state.rocks())?);
+    std::fs::create_dir_all(&config.views.dir)
+        .with_context(|| format!("create {}", config.views.dir.display()))?;
+    let views_store = Arc::new(kledger_state::ViewStore::open(
+        &config.views.dir,
+        config.views.cache_bytes,
+    )?);
     let handle = metrics::install()?;
     let status = Arc::new(status::Status::default());
+    let shutdown = Arc::new(AtomicBool::new(false));
+    let config = Arc::new(config);
     let http = if config.http.listen.is_empty() {
         None
     } else {
-        let h = http::serve(&config.http.listen, http::router(handle, status.clone())).await?;
+        let api = crate::api::Api {
+            config: config.clone(),
+            views: views_store.clone(),
+            partitions,
+            producer: Arc::default(),
+        };
+        let h = http::serve(
+            &config.http.listen,
+            http::router(handle, status.clone(), Some(api)),
+        )
+        .await?;
         tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), "http listening");
         Some(h)
     };
-    let shutdown = Arc::new(AtomicBool::new(false));
-    let config = Arc::new(config);
     let (c, s, st, sd) = (config.clone(), store, status.clone(), shutdown.clone());
-    // Its own named OS thread: every rdkafka and RocksDB call in it may block.
-    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
-    std::thread::Builder::new()
-        .name("kledger-apply".into())
-        .spawn(move || {
-            let result = processor::Processor::new(c, partitions, s, st, sd)
-                .and_then(processor::Processor::run);
-            let _ = done_tx.send(result);
-        })
-        .context("spawn the processor thread")?;
-    let processor = tokio::spawn(async move {
-        done_rx
-            .await
-            .unwrap_or_else(|_| Err(anyhow::anyhow!("the processor thread panicked")))
-    });
+    // Own named OS threads: every rdkafka and RocksDB call in them may block.
+    let processor = spawn_thread("kledger-apply", move || {
+        processor::Processor::new(c, partitions, s, st, sd).and_then(processor::Processor::run)
+    })?;
+    let views = if config.views.enabled {
+        let (c, sd) = (config.clone(), shutdown.clone());
+        Some(spawn_thread("kledger-views", move || {
+            crate::sinks::views::ViewSink::new(c, views_store, sd)
+                .and_then(crate::sinks::views::ViewSink::run)
+        })?)
+    } else {
+        None
+    };
     Ok(Running {
         broker,
         bootstrap,
@@ -115,20 +150,27 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         status,
         shutdown,
         processor,
+        views,
         http,
     })
 }
 
 impl Running {
-    /// Whether the processor thread has ended (by error or shutdown).
+    /// Whether the processor or the view sink has ended (by error or shutdown).
     pub fn finished(&self) -> bool {
-        self.processor.is_finished()
+        self.processor.is_finished() || self.views.as_ref().is_some_and(|v| v.is_finished())
     }
 
-    /// Stops the processor (after its current batch), then the HTTP server and the broker.
+    /// Stops the processor and the view sink (after their current batches), then the HTTP
+    /// server and the broker.
     pub async fn stop(self) -> anyhow::Result<()> {
         self.shutdown.store(true, Ordering::Relaxed);
         let result = self.processor.await.context("processor thread")?;
+        let views = match self.views {
+            Some(v) => v.await.context("view sink thread")?,
+            None => Ok(()),
+        };
+        let result = result.and(views);
         if let Some(h) = self.http {
             h.abort();
         }

@@ -70,6 +70,8 @@ pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Co
         .consumer_properties
         .insert("heartbeat.interval.ms".into(), "500".into());
     c.state.dir = state.to_owned();
+    // RocksDB ignores a subdirectory it did not create: one temp dir holds both stores.
+    c.views.dir = state.join("views");
     c.http.listen = String::new();
     c.processor.batch_records_max = 500;
     c
@@ -98,6 +100,10 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
         (
             "KLEDGER_STATE__DIR".into(),
             c.state.dir.display().to_string(),
+        ),
+        (
+            "KLEDGER_VIEWS__DIR".into(),
+            c.views.dir.display().to_string(),
         ),
         ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
         (

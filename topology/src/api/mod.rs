@@ -1,0 +1,223 @@
+//! The owner-scoped read API (HTTP, JSON), under `/v1`.
+//!
+//! Every call carries `Authorization: Bearer <token>`; the token names a [`Principal`]
+//! (`api.principals` in the configuration). Every call reads one account: the principal's own
+//! unless `account=` names another account of the same tenant. Rows are hydrated from the
+//! view store and filtered by [`kledger_processors::access::may_read`] before anything is
+//! returned; outputs are bounded.
+//!
+//! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/entities/{ref}/timeline`,
+//!   `GET /v1/export`.
+//! - [`ingress`]: `POST /v1/intents`.
+//! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
+//!
+//! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
+
+pub mod ingress;
+pub mod read;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, State};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use kledger_processors::access::{Principal, may_address};
+use kledger_state::ViewStore;
+use serde::Deserialize;
+
+use crate::config::Config;
+use crate::metrics as m;
+
+/// The OpenAPI description.
+pub const OPENAPI: &str = include_str!("openapi.json");
+
+/// Shared state of the API handlers.
+#[derive(Clone)]
+pub struct Api {
+    /// Configuration.
+    pub config: Arc<Config>,
+    /// The view store the reads hydrate from.
+    pub views: Arc<ViewStore>,
+    /// Partition count of the intents topic.
+    pub partitions: i32,
+    /// The ingress producer (created on first use).
+    pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
+}
+
+impl std::fmt::Debug for Api {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Api")
+            .field("partitions", &self.partitions)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An API error: HTTP status, stable code, message.
+#[derive(Debug)]
+pub struct ApiError {
+    status: StatusCode,
+    code: &'static str,
+    message: String,
+}
+
+impl ApiError {
+    /// An error.
+    pub fn new(status: StatusCode, code: &'static str, message: impl Into<String>) -> Self {
+        Self {
+            status,
+            code,
+            message: message.into(),
+        }
+    }
+
+    /// 400 with `code`.
+    pub fn bad(code: &'static str, message: impl Into<String>) -> Self {
+        Self::new(StatusCode::BAD_REQUEST, code, message)
+    }
+
+    /// The one answer for anything a principal may not see or that does not exist.
+    pub fn unavailable() -> Self {
+        Self::new(StatusCode::NOT_FOUND, "unavailable", "unavailable")
+    }
+
+    /// 500 for an internal failure (the detail is logged, not returned).
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %e, "read api internal error");
+        Self::new(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "internal",
+            "internal error",
+        )
+    }
+}
+
+impl From<kledger_state::StateError> for ApiError {
+    fn from(e: kledger_state::StateError) -> Self {
+        Self::internal(e)
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        (self.status, axum::Json(body)).into_response()
+    }
+}
+
+/// Constant-time comparison of tokens (no early exit on the first differing byte).
+fn same_token(a: &str, b: &str) -> bool {
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The authenticated principal of a request.
+#[derive(Debug, Clone)]
+pub struct Caller(pub Principal);
+
+impl FromRequestParts<Api> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, api: &Api) -> Result<Self, Self::Rejection> {
+        let unauthorized = || {
+            ApiError::new(
+                StatusCode::UNAUTHORIZED,
+                "unauthorized",
+                "a valid bearer token is required",
+            )
+        };
+        let token = parts
+            .headers
+            .get(header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "))
+            .ok_or_else(unauthorized)?;
+        let mut found = None;
+        for p in api.config.api.principals.values() {
+            if same_token(&p.token, token) {
+                found = Some(p.principal.clone());
+            }
+        }
+        found.map(Caller).ok_or_else(unauthorized)
+    }
+}
+
+/// The `account=` parameter shared by every read.
+#[derive(Debug, Default, Deserialize)]
+pub struct AccountParam {
+    /// The account to read (default: the principal's own).
+    pub account: Option<String>,
+}
+
+/// The account a request reads: the principal's own, or another of the same tenant.
+pub fn target(p: &Principal, account: Option<&str>) -> Result<String, ApiError> {
+    match account {
+        None => Ok(p.account_id()),
+        Some(a) if a.len() <= 1_024 && may_address(p, a) => Ok(a.to_owned()),
+        Some(_) => Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_forbidden",
+            "the account is not in the principal's tenant",
+        )),
+    }
+}
+
+/// Wall-clock milliseconds: reads honour effective time now (nothing here reaches state).
+pub fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Counts and times a request.
+pub fn observe(endpoint: &'static str, started: Instant, status: StatusCode) {
+    metrics::counter!(m::API_REQUESTS_TOTAL, "endpoint" => endpoint, "status" => status.as_str().to_owned())
+        .increment(1);
+    metrics::histogram!(m::API_LATENCY_SECONDS, "endpoint" => endpoint)
+        .record(started.elapsed().as_secs_f64());
+}
+
+async fn openapi(State(_): State<Api>) -> impl IntoResponse {
+    ([(header::CONTENT_TYPE, "application/json")], OPENAPI)
+}
+
+/// The `/v1` router.
+pub fn router(api: Api) -> Router {
+    Router::new()
+        .route("/v1/profile", get(read::profile))
+        .route("/v1/playbooks/{id}", get(read::playbook))
+        .route("/v1/entities/{entity}/timeline", get(read::timeline))
+        .route("/v1/export", get(read::export))
+        .route("/v1/intents", post(ingress::post_intent))
+        .route("/v1/openapi.json", get(openapi))
+        .with_state(api)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_compare_whole() {
+        assert!(same_token("abcdefghijklmnop", "abcdefghijklmnop"));
+        assert!(!same_token("abcdefghijklmnop", "abcdefghijklmnoq"));
+        assert!(!same_token("abcdefghijklmnop", "abcdefghijklmno"));
+    }
+
+    #[test]
+    fn the_openapi_description_parses_and_names_every_route() {
+        let doc: serde_json::Value = serde_json::from_str(OPENAPI).unwrap();
+        for path in [
+            "/v1/profile",
+            "/v1/playbooks/{id}",
+            "/v1/entities/{entity}/timeline",
+            "/v1/export",
+            "/v1/intents",
+        ] {
+            assert!(doc["paths"][path].is_object(), "{path} missing");
+        }
+    }
+}

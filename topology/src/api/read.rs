@@ -1,0 +1,330 @@
+//! Reads: profile, playbook, entity timeline, export. Every row is hydrated from the view store
+//! and passes [`may_read`] before it is used.
+
+use std::time::Instant;
+
+use axum::extract::{Path, Query, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use kledger_processors::access::{Principal, may_read};
+use kledger_processors::render;
+use kledger_schemas::{AssertionClass, Row, Status};
+use serde::{Deserialize, Serialize};
+
+use super::{AccountParam, Api, ApiError, Caller, now_ms, observe, target};
+
+/// Timeline entries scanned per request at most (the newest `limit` of them are returned).
+pub const TIMELINE_SCAN_MAX: usize = 5_000;
+/// Row versions one export returns at most.
+pub const EXPORT_VERSIONS_MAX: usize = 1_000_000;
+/// Longest entity reference accepted.
+pub const ENTITY_CHARS_MAX: usize = 256;
+
+fn finish<T: IntoResponse>(
+    endpoint: &'static str,
+    started: Instant,
+    r: Result<T, ApiError>,
+) -> Response {
+    let resp = r.into_response();
+    observe(endpoint, started, resp.status());
+    resp
+}
+
+/// `GET /v1/profile` parameters.
+#[derive(Debug, Deserialize)]
+pub struct ProfileParams {
+    /// The account (default: the principal's own).
+    pub account: Option<String>,
+    /// Effective time to render at, ms (default: now).
+    pub as_of: Option<i64>,
+}
+
+/// The profile answer.
+#[derive(Debug, Serialize)]
+pub struct ProfileAnswer {
+    /// The account.
+    pub account_id: String,
+    /// Last commit the view store folded for it.
+    pub commit_seq: i64,
+    /// Effective time rendered at.
+    pub as_of: i64,
+    /// Profile block (≤2,400 chars, whole lines).
+    pub profile: String,
+    /// Playbook index (≤800 chars, `memory_id: description` lines).
+    pub playbook_index: String,
+}
+
+fn readable(api: &Api, p: &Principal, account: &str) -> Result<Vec<Row>, ApiError> {
+    let mut rows = api.views.rows(account, api.config.views.account_rows_max)?;
+    rows.retain(|r| may_read(p, r));
+    Ok(rows)
+}
+
+/// `GET /v1/profile`.
+pub async fn profile(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    Query(q): Query<ProfileParams>,
+) -> Response {
+    let started = Instant::now();
+    let r = tokio::task::spawn_blocking(move || -> Result<ProfileAnswer, ApiError> {
+        let account = target(&p, q.account.as_deref())?;
+        let as_of = q.as_of.unwrap_or_else(now_ms);
+        let rows = readable(&api, &p, &account)?;
+        Ok(ProfileAnswer {
+            commit_seq: api.views.mark(&account)?.commit_seq,
+            profile: render::profile(&rows, as_of),
+            playbook_index: render::playbook_index(&rows, as_of),
+            account_id: account,
+            as_of,
+        })
+    })
+    .await
+    .map_err(ApiError::internal)
+    .and_then(|r| r)
+    .map(axum::Json);
+    finish("profile", started, r)
+}
+
+/// The playbook answer.
+#[derive(Debug, Serialize)]
+pub struct PlaybookAnswer {
+    /// The document row.
+    pub memory_id: String,
+    /// One-line description.
+    pub description: String,
+    /// The body.
+    pub body: String,
+    /// How certain it is.
+    pub assertion_class: AssertionClass,
+    /// Effective from, ms.
+    pub valid_from: i64,
+    /// Tags.
+    pub tags: Vec<String>,
+    /// Revision.
+    pub revision: i64,
+}
+
+/// `GET /v1/playbooks/{id}`: one uniform `unavailable` for missing, foreign, inactive,
+/// unreadable or non-document ids.
+pub async fn playbook(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    Path(id): Path<String>,
+    Query(q): Query<AccountParam>,
+) -> Response {
+    let started = Instant::now();
+    let r = tokio::task::spawn_blocking(move || -> Result<PlaybookAnswer, ApiError> {
+        let account = target(&p, q.account.as_deref())?;
+        if id.len() > 64 {
+            return Err(ApiError::unavailable());
+        }
+        let row = api
+            .views
+            .row(&account, &id)?
+            .filter(|r| may_read(&p, r) && render::is_playbook(r, now_ms()))
+            .ok_or_else(ApiError::unavailable)?;
+        Ok(PlaybookAnswer {
+            memory_id: row.memory_id,
+            description: row.content,
+            body: row.body.unwrap_or_default(),
+            assertion_class: row.assertion_class,
+            valid_from: row.valid_from,
+            tags: row.tags,
+            revision: row.revision,
+        })
+    })
+    .await
+    .map_err(ApiError::internal)
+    .and_then(|r| r)
+    .map(axum::Json);
+    finish("playbook", started, r)
+}
+
+/// `GET /v1/entities/{entity}/timeline` parameters.
+#[derive(Debug, Deserialize)]
+pub struct TimelineParams {
+    /// The account (default: the principal's own).
+    pub account: Option<String>,
+    /// Entries at most, 1..=40 (default 20).
+    pub limit: Option<usize>,
+    /// Include superseded and closed rows.
+    #[serde(default)]
+    pub history: bool,
+    /// Include rejected (disputed) rows.
+    #[serde(default)]
+    pub audit: bool,
+}
+
+/// One timeline entry: compact, never a body or a trigger condition.
+#[derive(Debug, Serialize)]
+pub struct TimelineItem {
+    /// The row.
+    pub memory_id: String,
+    /// fact | document | trigger.
+    pub kind: kledger_schemas::Kind,
+    /// Slot, if any.
+    pub slot: Option<String>,
+    /// The one-line content.
+    pub content: String,
+    /// How certain it is.
+    pub assertion_class: AssertionClass,
+    /// Row status.
+    pub status: Status,
+    /// Effective from, ms.
+    pub valid_from: i64,
+    /// Effective to, ms.
+    pub valid_to: Option<i64>,
+    /// Source type of the creating write.
+    pub source_type: String,
+    /// Source id of the creating write.
+    pub source_id: String,
+}
+
+/// The timeline answer.
+#[derive(Debug, Serialize)]
+pub struct TimelineAnswer {
+    /// The entity (`user` or an entity id).
+    pub entity: String,
+    /// Entries in (valid_from, source, id) order: the newest `limit` that qualify.
+    pub items: Vec<TimelineItem>,
+    /// Whether older qualifying entries were left out or the scan bound was reached.
+    pub truncated: bool,
+    /// Sources read and their state (only the ledger is a source here).
+    pub sources: Vec<SourceState>,
+}
+
+/// A timeline source and whether it was read completely.
+#[derive(Debug, Serialize)]
+pub struct SourceState {
+    /// Source name.
+    pub source: &'static str,
+    /// `available` or `truncated`.
+    pub state: &'static str,
+}
+
+/// Whether `entity` is a well-formed reference: `user` or an entity id.
+fn entity_ok(entity: &str) -> bool {
+    !entity.is_empty()
+        && entity.chars().count() <= ENTITY_CHARS_MAX
+        && !entity.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// `GET /v1/entities/{entity}/timeline`.
+pub async fn timeline(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    Path(entity): Path<String>,
+    Query(q): Query<TimelineParams>,
+) -> Response {
+    let started = Instant::now();
+    let r = tokio::task::spawn_blocking(move || -> Result<TimelineAnswer, ApiError> {
+        let account = target(&p, q.account.as_deref())?;
+        let limit = q.limit.unwrap_or(20);
+        if !(1..=40).contains(&limit) {
+            return Err(ApiError::bad("bad_limit", "limit must be in 1..=40"));
+        }
+        if !entity_ok(&entity) {
+            return Err(ApiError::bad(
+                "bad_entity",
+                "entity is `user` or an entity id (1..=256 chars, no spaces)",
+            ));
+        }
+        let ids = api.views.timeline(&account, &entity, TIMELINE_SCAN_MAX)?;
+        let mut truncated = ids.len() >= TIMELINE_SCAN_MAX;
+        let mut items = Vec::new();
+        for id in ids {
+            let Some(row) = api.views.row(&account, &id)? else {
+                continue;
+            };
+            let shown = may_read(&p, &row)
+                && match row.status {
+                    Status::Active => true,
+                    Status::Superseded | Status::Closed => q.history,
+                    Status::Tombstoned => false,
+                }
+                && (row.assertion_class != AssertionClass::Disputed || q.audit);
+            if shown {
+                items.push(TimelineItem {
+                    memory_id: row.memory_id,
+                    kind: row.kind,
+                    slot: row.slot,
+                    content: row.content,
+                    assertion_class: row.assertion_class,
+                    status: row.status,
+                    valid_from: row.valid_from,
+                    valid_to: row.valid_to,
+                    source_type: row.source.source_type,
+                    source_id: row.source.source_id,
+                });
+            }
+        }
+        if items.len() > limit {
+            items.drain(..items.len() - limit);
+            truncated = true;
+        }
+        Ok(TimelineAnswer {
+            entity,
+            items,
+            truncated,
+            sources: vec![SourceState {
+                source: "ledger",
+                state: if truncated { "truncated" } else { "available" },
+            }],
+        })
+    })
+    .await
+    .map_err(ApiError::internal)
+    .and_then(|r| r)
+    .map(axum::Json);
+    finish("timeline", started, r)
+}
+
+/// `GET /v1/export`: every version of every row of the principal's own account, as JSON lines
+/// (tombstones included, their content erased). Only the owner may export.
+pub async fn export(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    Query(q): Query<AccountParam>,
+) -> Response {
+    let started = Instant::now();
+    let r = tokio::task::spawn_blocking(move || -> Result<Response, ApiError> {
+        let account = target(&p, q.account.as_deref())?;
+        if account != p.account_id() {
+            return Err(ApiError::new(
+                StatusCode::FORBIDDEN,
+                "export_owner_only",
+                "only the account's owner may export it",
+            ));
+        }
+        let mut body = Vec::new();
+        let n = api
+            .views
+            .history(&account, EXPORT_VERSIONS_MAX, &mut |row| {
+                serde_json::to_writer(&mut body, &row)
+                    .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
+                body.push(b'\n');
+                Ok(())
+            })?;
+        let truncated = if n >= EXPORT_VERSIONS_MAX {
+            "true"
+        } else {
+            "false"
+        };
+        Ok((
+            [
+                (header::CONTENT_TYPE, "application/x-ndjson"),
+                (
+                    header::HeaderName::from_static("x-kledger-truncated"),
+                    truncated,
+                ),
+            ],
+            body,
+        )
+            .into_response())
+    })
+    .await
+    .map_err(ApiError::internal)
+    .and_then(|r| r);
+    finish("export", started, r)
+}

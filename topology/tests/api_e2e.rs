@@ -1,0 +1,334 @@
+//! The read API end to end on the in-process broker: intents in over `POST /v1/intents`,
+//! the view sink folds the outbox, and profile, playbook, timeline and export answer —
+//! including after an amendment (old value gone from the profile, present in history) and a
+//! purge (gone everywhere, history erased). Access: another principal of the tenant gets the
+//! uniform `unavailable`, another tenant is refused, a bad token is 401.
+
+mod common;
+
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+use common::*;
+use kledger_processors::access::Principal;
+use kledger_schemas::*;
+use kledger_testkit::build::{amend, document, intent, purge, slotted, target_ref, third_party};
+use kledger_topology::config::PrincipalConfig;
+use kledger_topology::runtime;
+use serde_json::Value;
+
+const ACCT: &str = "t_acme/user/u_1";
+const ALICE: &str = "alice-token-0123456789";
+const BOB: &str = "bob-token-0123456789ab";
+
+fn principal(token: &str, owner_kind: OwnerKind, owner_id: &str) -> PrincipalConfig {
+    PrincipalConfig {
+        token: token.into(),
+        principal: Principal {
+            tenant_id: "t_acme".into(),
+            team_id: Some("team_other".into()),
+            agent_id: Some("agt_bob".into()),
+            roles: Vec::new(),
+            owner_kind,
+            owner_id: owner_id.into(),
+        },
+    }
+}
+
+fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> (u16, String) {
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    write!(
+        s,
+        "{method} {path} HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    (status, body)
+}
+
+fn json(port: u16, path: &str, token: &str) -> (u16, Value) {
+    let (status, body) = http(port, "GET", path, token, "");
+    (status, serde_json::from_str(&body).unwrap_or(Value::Null))
+}
+
+/// Posts an intent and waits for its receipt; returns the receipt.
+fn post(port: u16, i: &Intent) -> Value {
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/intents?wait_ms=30000",
+        ALICE,
+        &serde_json::to_string(i).unwrap(),
+    );
+    assert_eq!(status, 200, "{body}");
+    let v: Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(v["receipt"]["outcome"], "committed", "{v}");
+    v["receipt"].clone()
+}
+
+/// Waits until the view store folded `seq` commits of the account.
+fn wait_seq(port: u16, seq: i64, running: &runtime::Running) -> Value {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        assert!(!running.finished(), "a runtime thread stopped");
+        let (status, v) = json(port, "/v1/profile", ALICE);
+        if status == 200 && v["commit_seq"] == seq {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "view not at {seq}: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn timeline_ids(port: u16, query: &str) -> Vec<String> {
+    let (status, v) = json(port, &format!("/v1/entities/user/timeline{query}"), ALICE);
+    assert_eq!(status, 200, "{v}");
+    v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| i["memory_id"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn intents_in_reads_out_through_amendment_and_purge() {
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&b.bootstrap, dir.path(), 4, "api-e2e");
+    let port = kledger_topology::embedded::free_port().unwrap();
+    c.http.listen = format!("127.0.0.1:{port}");
+    c.api
+        .principals
+        .insert("alice".into(), principal(ALICE, OwnerKind::User, "u_1"));
+    c.api
+        .principals
+        .insert("bob".into(), principal(BOB, OwnerKind::Agent, "agt_bob"));
+    create_topics(&b, &c);
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = Guard(Some(running), &b);
+
+    // Access before anything: bad token, foreign tenant, bad input.
+    assert_eq!(json(port, "/v1/profile", "wrong-token-0123456789").0, 401);
+    assert_eq!(
+        json(port, "/v1/profile?account=t_other/user/u_1", ALICE).0,
+        403
+    );
+    let (status, v) = json(port, "/v1/entities/user/timeline?limit=41", ALICE);
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("bad_limit"))
+    );
+    let mut invalid = intent(ACCT, "bad", WriteReason::DirectUserStatement, 0, vec![]);
+    invalid.ops.clear();
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/intents",
+        ALICE,
+        &serde_json::to_string(&invalid).unwrap(),
+    );
+    assert_eq!(status, 422, "{body}");
+    assert!(body.contains("\"no_ops\""), "{body}");
+    let other = intent(
+        "t_acme/user/u_2",
+        "x",
+        WriteReason::DirectUserStatement,
+        0,
+        vec![Op::Assert(slotted("home_city", "Oslo"))],
+    );
+    let (status, _) = http(
+        port,
+        "POST",
+        "/v1/intents",
+        ALICE,
+        &serde_json::to_string(&other).unwrap(),
+    );
+    assert_eq!(status, 403);
+
+    // Three writes: a slotted fact, a playbook, a third-party fact.
+    let u = WriteReason::DirectUserStatement;
+    post(
+        port,
+        &intent(
+            ACCT,
+            "a1",
+            u,
+            0,
+            vec![Op::Assert(slotted("home_city", "Lives in Lisbon"))],
+        ),
+    );
+    post(
+        port,
+        &intent(
+            ACCT,
+            "a2",
+            WriteReason::RecurringWorkflow,
+            1,
+            vec![Op::Assert(document(
+                "Weekly report for the data team",
+                "1. pull numbers\n2. write",
+            ))],
+        ),
+    );
+    post(
+        port,
+        &intent(
+            ACCT,
+            "a3",
+            u,
+            2,
+            vec![Op::Assert(third_party("person_anna", "Anna lives in Oslo"))],
+        ),
+    );
+    let v = wait_seq(port, 3, &running);
+    assert_eq!(v["profile"], "- home_city: Lives in Lisbon", "{v}");
+    let index = v["playbook_index"].as_str().unwrap().to_owned();
+    let playbook_id = index.split(':').next().unwrap().to_owned();
+    assert!(
+        index.ends_with(": Weekly report for the data team"),
+        "{index}"
+    );
+
+    // read_playbook: the owner reads it; missing, foreign and unreadable ids all look alike.
+    let (status, pb) = json(port, &format!("/v1/playbooks/{playbook_id}"), ALICE);
+    assert_eq!(
+        (status, pb["body"].as_str()),
+        (200, Some("1. pull numbers\n2. write"))
+    );
+    let unavailable = json(port, "/v1/playbooks/mem_01JH0000000000000000000000", ALICE);
+    assert_eq!(unavailable.0, 404);
+    let foreign = json(
+        port,
+        &format!("/v1/playbooks/{playbook_id}?account={ACCT}"),
+        BOB,
+    );
+    assert_eq!(
+        foreign, unavailable,
+        "a private playbook is unavailable to another principal"
+    );
+    assert_eq!(
+        json(port, &format!("/v1/playbooks/{playbook_id}"), BOB),
+        unavailable
+    );
+    let (_, bob_profile) = json(port, &format!("/v1/profile?account={ACCT}"), BOB);
+    assert_eq!(bob_profile["profile"], "", "private rows are not bob's");
+
+    // Timelines: the user's and Anna's.
+    let user_ids = timeline_ids(port, "");
+    assert_eq!(user_ids.len(), 2, "{user_ids:?}");
+    let (_, anna) = json(port, "/v1/entities/person_anna/timeline", ALICE);
+    assert_eq!(anna["items"][0]["content"], "Anna lives in Oslo");
+    assert!(anna["items"][0].get("body").is_none());
+
+    // Amendment: the old value leaves the profile and the default timeline, stays in history.
+    let (_, tl) = json(port, "/v1/entities/user/timeline", ALICE);
+    let lisbon_id = tl["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["slot"] == "home_city")
+        .unwrap()["memory_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let lisbon_row: Row = {
+        let (_, body) = http(port, "GET", "/v1/export", ALICE, "");
+        body.lines()
+            .map(|l| serde_json::from_str::<Row>(l).unwrap())
+            .find(|r| r.memory_id == lisbon_id)
+            .unwrap()
+    };
+    let mut i = intent(
+        ACCT,
+        "a4",
+        u,
+        3,
+        vec![amend(
+            &[&lisbon_row],
+            slotted("home_city", "Lives in Porto"),
+        )],
+    );
+    i.planned_against.targets.push(target_ref(&lisbon_row));
+    post(port, &i);
+    let v = wait_seq(port, 4, &running);
+    assert_eq!(v["profile"], "- home_city: Lives in Porto", "{v}");
+    assert!(!timeline_ids(port, "").contains(&lisbon_id));
+    assert!(timeline_ids(port, "?history=true").contains(&lisbon_id));
+    let porto_id = timeline_ids(port, "")
+        .into_iter()
+        .find(|id| *id != lisbon_id && *id != playbook_id)
+        .unwrap();
+
+    // Purge: gone from the profile, every timeline and the export's content.
+    let (_, body) = http(port, "GET", "/v1/export", ALICE, "");
+    let porto_row: Row = body
+        .lines()
+        .map(|l| serde_json::from_str::<Row>(l).unwrap())
+        .find(|r| r.memory_id == porto_id && r.status == Status::Active)
+        .unwrap();
+    let mut i = intent(ACCT, "a5", u, 4, vec![purge(&porto_row, "user asked")]);
+    i.planned_against.targets.push(target_ref(&porto_row));
+    post(port, &i);
+    let v = wait_seq(port, 5, &running);
+    assert_eq!(v["profile"], "", "{v}");
+    assert!(!timeline_ids(port, "?history=true&audit=true").contains(&porto_id));
+    let (status, export) = http(port, "GET", "/v1/export", ALICE, "");
+    assert_eq!(status, 200);
+    assert!(
+        !export.contains("Porto"),
+        "purged content left in the export"
+    );
+    assert!(
+        export.contains("Lives in Lisbon"),
+        "history of other rows is kept"
+    );
+    assert_eq!(
+        http(port, "GET", &format!("/v1/export?account={ACCT}"), BOB, "").0,
+        403
+    );
+    let (status, own) = http(port, "GET", "/v1/export", BOB, "");
+    assert_eq!(
+        (status, own.as_str()),
+        (200, ""),
+        "bob's own ledger is empty"
+    );
+    let (status, doc) = json(port, "/v1/openapi.json", ALICE);
+    assert_eq!((status, doc["openapi"].as_str()), (200, Some("3.1.0")));
+
+    let r = running.take();
+    b.rt.block_on(r.stop()).unwrap();
+}
+
+/// Stops the runtime when the test fails, showing why a thread stopped.
+struct Guard<'a>(Option<runtime::Running>, &'a TestBroker);
+
+impl Guard<'_> {
+    fn take(mut self) -> runtime::Running {
+        self.0.take().unwrap()
+    }
+}
+
+impl std::ops::Deref for Guard<'_> {
+    type Target = runtime::Running;
+    fn deref(&self) -> &runtime::Running {
+        self.0.as_ref().unwrap()
+    }
+}
+
+impl Drop for Guard<'_> {
+    fn drop(&mut self) {
+        if let Some(r) = self.0.take() {
+            let result = self.1.rt.block_on(r.stop());
+            eprintln!("runtime stopped: {result:?}");
+        }
+    }
+}
