@@ -38,6 +38,11 @@ case "${1:-}" in
     cargo build -p kledger-topology --bin kledger
     mkdir -p data
     # The embedded broker and state live under ./data; Ctrl-C stops, running again continues.
+    # A read-API principal for the example's first user (see README, "Reading").
+    export KLEDGER_API__PRINCIPALS__DEMO__TOKEN="${KLEDGER_API__PRINCIPALS__DEMO__TOKEN:-demo-token-u-alice-0001}"
+    export KLEDGER_API__PRINCIPALS__DEMO__TENANT_ID="${KLEDGER_API__PRINCIPALS__DEMO__TENANT_ID:-t_acme}"
+    export KLEDGER_API__PRINCIPALS__DEMO__OWNER_KIND="${KLEDGER_API__PRINCIPALS__DEMO__OWNER_KIND:-user}"
+    export KLEDGER_API__PRINCIPALS__DEMO__OWNER_ID="${KLEDGER_API__PRINCIPALS__DEMO__OWNER_ID:-u_alice}"
     exec "$CARGO_TARGET_DIR/debug/kledger" run --demo examples/intents.jsonl
     ;;
   test)

@@ -167,8 +167,10 @@ async fn run(config: Config, demo: Option<PathBuf>) -> anyhow::Result<()> {
     let http = config.http.listen.clone();
     let running = runtime::start(config.clone()).await?;
     eprintln!(
-        "kledger running: bootstrap {} ({} partitions), metrics at http://{http}/metrics, readiness at http://{http}/readyz",
-        running.bootstrap, running.partitions
+        "kledger running: bootstrap {} ({} partitions), metrics at http://{http}/metrics, readiness at http://{http}/readyz, read API at http://{http}/v1 ({} principals)",
+        running.bootstrap,
+        running.partitions,
+        config.api.principals.len()
     );
     if let Some(file) = demo {
         let (c, p) = (config.clone(), running.partitions);
