@@ -243,6 +243,16 @@ pub fn memory_uuid(memory_id: &str) -> Option<String> {
     ))
 }
 
+/// The memory id of a point id (the inverse of [`memory_uuid`]), from the UUID's 128 bits.
+pub fn memory_id_of(bits: u128) -> String {
+    let time_ms = (bits >> 80) as u64;
+    let mut random = [0u8; 10];
+    for (i, b) in random.iter_mut().enumerate() {
+        *b = (bits >> (8 * (9 - i))) as u8;
+    }
+    format!("mem_{}", ulid(time_ms, random))
+}
+
 /// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
 /// ops. `planned_against` is not payload: a retry may be planned against a newer head.
 pub fn intent_digest(intent: &Intent) -> String {
@@ -308,6 +318,19 @@ fn encoded_len<T: AvroCodec>(v: &T) -> usize {
         v.encode(buf);
         buf.len()
     })
+}
+
+#[cfg(test)]
+mod uuid_tests {
+    use super::*;
+
+    #[test]
+    fn point_ids_map_back_to_memory_ids() {
+        let id = "mem_01KE6JWJS0ZK57MHZPJM192VB2";
+        let uuid = memory_uuid(id).unwrap();
+        let bits = u128::from_str_radix(&uuid.replace('-', ""), 16).unwrap();
+        assert_eq!(memory_id_of(bits), id);
+    }
 }
 
 #[cfg(test)]

@@ -11,6 +11,8 @@
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`codes`]: stable reason codes.
 //! - [`access`]: who may read a row (cm_payload_v1 visibility and sensitivity rules).
+//! - [`payload`]: the vector projection's payload (cm_payload_v1), collection names, access filter.
+//! - [`embed`]: the deterministic local feature-hashing embedder (dense + sparse).
 //! - [`render`]: profile, playbook index and watchlist renderers.
 //! - [`routing`]: the murmur2 partitioner.
 
@@ -19,7 +21,9 @@ pub mod account;
 pub mod authority;
 pub mod codes;
 pub mod decide;
+pub mod embed;
 pub mod ids;
+pub mod payload;
 pub mod render;
 pub mod routing;
 pub mod slots;

@@ -7,11 +7,13 @@
 //! - [`fold`]: how a commit changes state (no-op on replays, error on forks and gaps), and
 //!   restore of one outbox record.
 //! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
+//! - [`marks`]: progress of a sink whose target is outside RocksDB ([`MarkStore`]).
 //! - [`views`]: the read side's fold of the outbox ([`ViewStore`]): rows, history, timelines.
 
 pub mod apply;
 pub mod fold;
 pub mod keys;
+pub mod marks;
 pub mod memory;
 pub mod rocks;
 pub mod store;
@@ -20,6 +22,7 @@ pub mod views;
 pub use apply::{Applier, load};
 pub use fold::{Folded, fold, position, restore_record};
 pub use keys::Cf;
+pub use marks::MarkStore;
 pub use memory::MemoryStore;
 pub use rocks::{RocksConfig, RocksSizes, RocksStore};
 pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};

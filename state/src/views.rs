@@ -298,6 +298,22 @@ impl ViewStore {
         Ok(())
     }
 
+    /// Moves `partition`'s position past `offset` (a record that is not a commit, e.g. one
+    /// that was dead-lettered).
+    pub fn advance(
+        &self,
+        batch: &mut ViewBatch,
+        partition: i32,
+        offset: i64,
+    ) -> Result<(), StateError> {
+        batch.batch.put_cf(
+            self.cf("meta")?,
+            partition.to_be_bytes(),
+            (offset + 1).to_be_bytes(),
+        );
+        Ok(())
+    }
+
     /// Makes a folded batch durable.
     pub fn write(&self, batch: ViewBatch) -> Result<(), StateError> {
         self.db.write(batch.batch)?;

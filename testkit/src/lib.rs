@@ -6,8 +6,10 @@
 //! - [`invalid`]: a catalogue of invalid intents, one mutation per validation code.
 //! - [`build`]: builders for intents and ops.
 //! - [`ledger`]: the real decide + state path over the in-memory store, for tests.
+//! - [`filter`]: an evaluator of Qdrant REST JSON filters, to check access filters.
 
 pub mod build;
+pub mod filter;
 pub mod generate;
 pub mod invalid;
 pub mod ledger;

@@ -1,9 +1,13 @@
 //! Access rules over random principals and rows: `may_read` admits exactly what cm_payload_v1's
 //! visibility rules (stated here as the document writes them, plus the owner on public rows)
 //! and the sensitivity rules allow; nothing crosses tenants; tombstones are never readable;
-//! widening visibility never hides a row.
+//! widening visibility never hides a row; the vector index's access filter (Qdrant's REST JSON
+//! form) admits exactly the indexable rows `may_read` admits.
 
 use kledger_processors::access::{Principal, SENSITIVE_READER_ROLE, may_read};
+use kledger_processors::payload::{
+    AccountRef, EmbeddingInfo, Placement, access_filter, payload, placement,
+};
 use kledger_schemas::*;
 use kledger_testkit::Ledger;
 use kledger_testkit::build::{fact, intent};
@@ -148,6 +152,31 @@ proptest! {
         if r.tenant.tenant_id != p.tenant_id || r.status == Status::Tombstoned {
             prop_assert!(!may_read(&p, &r));
         }
+    }
+
+    #[test]
+    fn the_vector_filter_admits_exactly_the_readable_indexed_rows(p in principal(), r in row()) {
+        let account = AccountRef {
+            tenant_id: r.tenant.tenant_id.clone(),
+            owner_kind: r.tenant.owner_kind.as_str().to_owned(),
+            owner_id: r.tenant.owner_id.clone(),
+        };
+        let info = EmbeddingInfo { model: "m".into(), dim: 4 };
+        let in_index = placement(&r) == Placement::Upsert;
+        let passes = kledger_testkit::filter::matches(
+            &access_filter(&p, &account, &[]),
+            &payload(&r, &info, r.recorded_at),
+        );
+        // Only active rows are searched by default; the index holds superseded and closed
+        // rows too, marked by status.
+        let expected = in_index && r.status == Status::Active && may_read(&p, &r);
+        prop_assert_eq!(passes, expected);
+        // A kinds filter narrows and never widens.
+        let facts_only = kledger_testkit::filter::matches(
+            &access_filter(&p, &account, &[Kind::Document]),
+            &payload(&r, &info, r.recorded_at),
+        );
+        prop_assert!(!facts_only, "the row is a fact");
     }
 
     #[test]

@@ -217,6 +217,7 @@ fn main() {
     base.http.listen = String::new();
     // The processor alone is measured: the view sink would share its two cores.
     base.views.enabled = false;
+    base.vectors.enabled = false;
     let records: Vec<IntentRecord> = Generator::new(GenConfig {
         seed: 99,
         accounts: 2_000,
@@ -281,6 +282,8 @@ fn main() {
         c.kafka.group_id = format!("bench-kledger-{run}");
         c.state.dir = dir.path().join(format!("state-{run}"));
         c.views.dir = dir.path().join(format!("views-{run}"));
+        c.vectors.dir = dir.path().join(format!("vectors-{run}"));
+        c.vectors.marks_dir = dir.path().join(format!("marks-{run}"));
         let before = Scrape::now();
         let running = rt.block_on(runtime::start(c.clone())).expect("start");
         // Both rates run from the first record: group join and restore are not throughput.

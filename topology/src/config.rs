@@ -35,6 +35,82 @@ pub struct Config {
     pub views: ViewsConfig,
     /// The read API.
     pub api: ApiConfig,
+    /// The vector projection (a sink of the outbox) and search.
+    pub vectors: VectorsConfig,
+}
+
+/// The vector projection.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct VectorsConfig {
+    /// Run the vector sink in this process (search needs the index either way).
+    pub enabled: bool,
+    /// `edge` (Qdrant's engine in-process, under `dir`) or `server` (a Qdrant server at `url`).
+    pub backend: String,
+    /// Directory of the in-process engine's collections.
+    pub dir: PathBuf,
+    /// Qdrant server gRPC URL (backend `server`), e.g. `http://127.0.0.1:6334`.
+    pub url: String,
+    /// Directory of the sink's marks (positions and per-account progress).
+    pub marks_dir: PathBuf,
+    /// Outbox records per sink batch at most.
+    pub batch_records_max: usize,
+    /// How long a batch waits for more records after its first.
+    pub batch_wait_ms: u64,
+    /// The embedder.
+    pub embedder: EmbedderConfig,
+}
+
+impl Default for VectorsConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            backend: "edge".into(),
+            dir: PathBuf::from("data/vectors"),
+            url: String::new(),
+            marks_dir: PathBuf::from("data/vector-marks"),
+            batch_records_max: 1_000,
+            batch_wait_ms: 50,
+            embedder: EmbedderConfig::default(),
+        }
+    }
+}
+
+/// The embedder of rows and queries.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbedderConfig {
+    /// `hash` (local feature hashing, deterministic) or `http` (OpenAI-compatible endpoint).
+    pub kind: String,
+    /// Dense dimension (the collection is `cm_text_<dim>_v1`).
+    pub dim: usize,
+    /// Base URL of the endpoint (`http`): `{url}/v1/embeddings`.
+    pub url: String,
+    /// Model name sent to the endpoint (`http`).
+    pub model: String,
+    /// Environment variable holding the API key (`http`; empty: none).
+    pub api_key_env: String,
+    /// Request timeout (`http`).
+    pub timeout_ms: u64,
+    /// Texts per request at most (`http`).
+    pub batch_max: usize,
+    /// Attempts per request (`http`; retried on transport errors, 429 and 5xx).
+    pub attempts_max: u32,
+}
+
+impl Default for EmbedderConfig {
+    fn default() -> Self {
+        Self {
+            kind: "hash".into(),
+            dim: kledger_processors::embed::HASH_DIM_DEFAULT,
+            url: String::new(),
+            model: String::new(),
+            api_key_env: String::new(),
+            timeout_ms: 10_000,
+            batch_max: 64,
+            attempts_max: 4,
+        }
+    }
 }
 
 /// The view materializer.
@@ -378,6 +454,26 @@ impl Config {
         anyhow::ensure!(
             (1..=100_000).contains(&self.views.batch_records_max),
             "views.batch_records_max must be in 1..=100000"
+        );
+        anyhow::ensure!(
+            matches!(self.vectors.backend.as_str(), "edge" | "server"),
+            "vectors.backend is edge or server"
+        );
+        anyhow::ensure!(
+            self.vectors.backend != "server" || !self.vectors.url.is_empty(),
+            "vectors.url is required with backend server"
+        );
+        anyhow::ensure!(
+            matches!(self.vectors.embedder.kind.as_str(), "hash" | "http"),
+            "vectors.embedder.kind is hash or http"
+        );
+        anyhow::ensure!(
+            (1..=4_096).contains(&self.vectors.embedder.dim),
+            "vectors.embedder.dim must be in 1..=4096"
+        );
+        anyhow::ensure!(
+            (1..=100_000).contains(&self.vectors.batch_records_max),
+            "vectors.batch_records_max must be in 1..=100000"
         );
         for (name, p) in &self.api.principals {
             anyhow::ensure!(

@@ -9,6 +9,7 @@
 //! - [`runtime`]: the stream processor (`kledger run`).
 //! - [`sinks`]: projections of the outbox (the view materializer).
 //! - [`api`]: the owner-scoped read API.
+//! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
 //! - [`publish`]: `kledger publish`.
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
@@ -22,3 +23,4 @@ pub mod publish;
 pub mod runtime;
 pub mod sinks;
 pub mod topics;
+pub mod vector;

@@ -45,8 +45,12 @@ pub const SINK_RECORDS_TOTAL: &str = "kledger_sink_records_total";
 /// Time a sink takes to make one batch durable (store write and publication), seconds, by
 /// `sink`.
 pub const SINK_WRITE_SECONDS: &str = "kledger_sink_write_seconds";
+/// Sink failures (each followed by a restart after a pause), by `sink`.
+pub const SINK_RESTARTS_TOTAL: &str = "kledger_sink_restarts_total";
 /// Views published to the views topic.
 pub const VIEWS_PUBLISHED_TOTAL: &str = "kledger_views_published_total";
+/// Points the vector sink wrote, by `op` (upsert, delete).
+pub const VECTOR_POINTS_TOTAL: &str = "kledger_vector_points_total";
 /// Read API requests, by `endpoint` and `status`.
 pub const API_REQUESTS_TOTAL: &str = "kledger_api_requests_total";
 /// Read API latency, seconds, by `endpoint`.
@@ -74,6 +78,8 @@ pub const ALL: &[&str] = &[
     SINK_RECORDS_TOTAL,
     SINK_WRITE_SECONDS,
     VIEWS_PUBLISHED_TOTAL,
+    SINK_RESTARTS_TOTAL,
+    VECTOR_POINTS_TOTAL,
     API_REQUESTS_TOTAL,
     API_LATENCY_SECONDS,
 ];

@@ -1,8 +1,9 @@
 //! The read API end to end on the in-process broker: intents in over `POST /v1/intents`,
 //! the view sink folds the outbox, and profile, playbook, timeline and export answer —
 //! including after an amendment (old value gone from the profile, present in history) and a
-//! purge (gone everywhere, history erased). Access: another principal of the tenant gets the
-//! uniform `unavailable`, another tenant is refused, a bad token is 401.
+//! purge (gone everywhere, history erased, point deleted). search_knowledge finds handles
+//! through the embedded Qdrant engine. Access: another principal of the tenant gets the
+//! uniform `unavailable` and no search hits, another tenant is refused, a bad token is 401.
 
 mod common;
 
@@ -84,6 +85,28 @@ fn wait_seq(port: u16, seq: i64, running: &runtime::Running) -> Value {
             return v;
         }
         assert!(Instant::now() < deadline, "view not at {seq}: {v}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Searches as `token`; returns the result handles.
+fn search(port: u16, token: &str, body: &str) -> Vec<Value> {
+    let (status, text) = http(port, "POST", "/v1/search", token, body);
+    assert_eq!(status, 200, "{text}");
+    let v: Value = serde_json::from_str(&text).unwrap();
+    v["results"].as_array().unwrap().clone()
+}
+
+/// Waits until a search for `query` finds (or no longer finds) `content`: the vector sink
+/// runs beside the view sink.
+fn wait_search(port: u16, query: &str, content: &str, present: bool) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let hits = search(port, ALICE, &format!("{{\"query\": \"{query}\"}}"));
+        if hits.iter().any(|h| h["content"] == content) == present {
+            return hits;
+        }
+        assert!(Instant::now() < deadline, "search {query:?}: {hits:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
 }
@@ -198,6 +221,59 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         "{index}"
     );
 
+    // search_knowledge: handles only, owner-scoped, kinds filter, bounded input.
+    let hits = wait_search(
+        port,
+        "where does the user live? Lisbon",
+        "Lives in Lisbon",
+        true,
+    );
+    let lisbon = hits
+        .iter()
+        .find(|h| h["content"] == "Lives in Lisbon")
+        .unwrap();
+    assert_eq!(
+        (lisbon["kind"].as_str(), lisbon["slot"].as_str()),
+        (Some("fact"), Some("home_city"))
+    );
+    assert!(
+        hits.iter()
+            .all(|h| h.get("body").is_none() && h.get("condition").is_none())
+    );
+    let docs = search(
+        port,
+        ALICE,
+        r#"{"query": "weekly report", "kinds": ["document"]}"#,
+    );
+    assert_eq!(docs.len(), 1, "{docs:?}");
+    assert_eq!(docs[0]["content"], "Weekly report for the data team");
+    assert!(
+        search(
+            port,
+            BOB,
+            &format!(r#"{{"query": "Lisbon", "account": "{ACCT}"}}"#)
+        )
+        .is_empty(),
+        "private rows are not bob's"
+    );
+    let long = "x".repeat(501);
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/search",
+        ALICE,
+        &format!(r#"{{"query": "{long}"}}"#),
+    );
+    assert_eq!(status, 400, "{body}");
+    let (status, _) = http(
+        port,
+        "POST",
+        "/v1/search",
+        ALICE,
+        r#"{"query": "a", "limit": 21}"#,
+    );
+    assert_eq!(status, 400);
+
     // read_playbook: the owner reads it; missing, foreign and unreadable ids all look alike.
     let (status, pb) = json(port, &format!("/v1/playbooks/{playbook_id}"), ALICE);
     assert_eq!(
@@ -263,6 +339,12 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     assert_eq!(v["profile"], "- home_city: Lives in Porto", "{v}");
     assert!(!timeline_ids(port, "").contains(&lisbon_id));
     assert!(timeline_ids(port, "?history=true").contains(&lisbon_id));
+    wait_search(port, "Porto", "Lives in Porto", true);
+    let hits = wait_search(port, "Lisbon", "Lives in Lisbon", false);
+    assert!(
+        hits.iter().all(|h| h["content"] != "Lives in Lisbon"),
+        "superseded rows leave default search"
+    );
     let porto_id = timeline_ids(port, "")
         .into_iter()
         .find(|id| *id != lisbon_id && *id != playbook_id)
@@ -281,6 +363,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     let v = wait_seq(port, 5, &running);
     assert_eq!(v["profile"], "", "{v}");
     assert!(!timeline_ids(port, "?history=true&audit=true").contains(&porto_id));
+    wait_search(port, "Porto", "Lives in Porto", false);
     let (status, export) = http(port, "GET", "/v1/export", ALICE, "");
     assert_eq!(status, 200);
     assert!(

@@ -29,6 +29,7 @@ fn mock_config(
     c.kafka.create_topics = false;
     // Faults are aimed at the processor; the view sink has its own e2e test.
     c.views.enabled = false;
+    c.vectors.enabled = false;
     for t in [
         c.topics().intents,
         c.topics().outbox,

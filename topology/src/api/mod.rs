@@ -8,6 +8,7 @@
 //!
 //! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/entities/{ref}/timeline`,
 //!   `GET /v1/export`.
+//! - [`search`]: `POST /v1/search` (search_knowledge).
 //! - [`ingress`]: `POST /v1/intents`.
 //! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
 //!
@@ -15,6 +16,7 @@
 
 pub mod ingress;
 pub mod read;
+pub mod search;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -46,6 +48,10 @@ pub struct Api {
     pub partitions: i32,
     /// The ingress producer (created on first use).
     pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
+    /// The vector index search queries (none: search answers 503).
+    pub index: Option<Arc<dyn crate::vector::VectorIndex>>,
+    /// The query embedder.
+    pub embedder: Option<Arc<dyn crate::vector::embedder::Embedder>>,
 }
 
 impl std::fmt::Debug for Api {
@@ -187,6 +193,7 @@ async fn openapi(State(_): State<Api>) -> impl IntoResponse {
 /// The `/v1` router.
 pub fn router(api: Api) -> Router {
     Router::new()
+        .route("/v1/search", post(search::search))
         .route("/v1/profile", get(read::profile))
         .route("/v1/playbooks/{id}", get(read::playbook))
         .route("/v1/entities/{entity}/timeline", get(read::timeline))
@@ -211,6 +218,7 @@ mod tests {
     fn the_openapi_description_parses_and_names_every_route() {
         let doc: serde_json::Value = serde_json::from_str(OPENAPI).unwrap();
         for path in [
+            "/v1/search",
             "/v1/profile",
             "/v1/playbooks/{id}",
             "/v1/entities/{entity}/timeline",

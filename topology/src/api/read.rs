@@ -20,7 +20,8 @@ pub const EXPORT_VERSIONS_MAX: usize = 1_000_000;
 /// Longest entity reference accepted.
 pub const ENTITY_CHARS_MAX: usize = 256;
 
-fn finish<T: IntoResponse>(
+/// Turns a result into a response and observes it.
+pub fn finish<T: IntoResponse>(
     endpoint: &'static str,
     started: Instant,
     r: Result<T, ApiError>,

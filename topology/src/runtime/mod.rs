@@ -40,7 +40,7 @@ pub struct Running {
     /// Set to stop.
     pub shutdown: Arc<AtomicBool>,
     processor: tokio::task::JoinHandle<anyhow::Result<()>>,
-    views: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
+    sinks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>>,
     http: Option<tokio::task::JoinHandle<()>>,
 }
 
@@ -108,6 +108,12 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         &config.views.dir,
         config.views.cache_bytes,
     )?);
+    let vectors = if config.vectors.enabled {
+        let c = config.clone();
+        Some(tokio::task::spawn_blocking(move || open_vectors(&c)).await??)
+    } else {
+        None
+    };
     let handle = metrics::install()?;
     let status = Arc::new(status::Status::default());
     let shutdown = Arc::new(AtomicBool::new(false));
@@ -120,6 +126,8 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
             views: views_store.clone(),
             partitions,
             producer: Arc::default(),
+            index: vectors.as_ref().map(|v| v.0.clone()),
+            embedder: vectors.as_ref().map(|v| v.1.clone()),
         };
         let h = http::serve(
             &config.http.listen,
@@ -134,15 +142,33 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let processor = spawn_thread("kledger-apply", move || {
         processor::Processor::new(c, partitions, s, st, sd).and_then(processor::Processor::run)
     })?;
-    let views = if config.views.enabled {
+    let mut sinks = Vec::new();
+    if config.views.enabled {
         let (c, sd) = (config.clone(), shutdown.clone());
-        Some(spawn_thread("kledger-views", move || {
-            crate::sinks::views::ViewSink::new(c, views_store, sd)
-                .and_then(crate::sinks::views::ViewSink::run)
-        })?)
-    } else {
-        None
-    };
+        sinks.push(spawn_thread("kledger-views", move || {
+            supervise("views", &sd, || {
+                crate::sinks::views::ViewSink::new(c.clone(), views_store.clone(), sd.clone())
+                    .and_then(crate::sinks::views::ViewSink::run)
+            });
+            Ok(())
+        })?);
+    }
+    if let Some((index, embedder, marks)) = vectors {
+        let (c, sd) = (config.clone(), shutdown.clone());
+        sinks.push(spawn_thread("kledger-vectors", move || {
+            supervise("vectors", &sd, || {
+                crate::sinks::vectors::VectorSink::new(
+                    &c,
+                    index.clone(),
+                    embedder.clone(),
+                    marks.clone(),
+                    sd.clone(),
+                )
+                .and_then(crate::sinks::vectors::VectorSink::run)
+            });
+            Ok(())
+        })?);
+    }
     Ok(Running {
         broker,
         bootstrap,
@@ -150,27 +176,92 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
         status,
         shutdown,
         processor,
-        views,
+        sinks,
         http,
     })
 }
 
+/// First and largest pause before a failed sink starts again.
+const SINK_BACKOFF_MS: (u64, u64) = (500, 60_000);
+
+/// Runs a sink until shutdown, starting it again after a failure (with a growing pause): a
+/// sink's failure (a broker outage, a full disk, a gap it refuses to fold over) stops its
+/// projection, not the processor. Each failure is logged and counted.
+fn supervise(
+    sink: &'static str,
+    shutdown: &AtomicBool,
+    mut run: impl FnMut() -> anyhow::Result<()>,
+) {
+    let mut pause = SINK_BACKOFF_MS.0;
+    while !shutdown.load(Ordering::Relaxed) {
+        match run() {
+            Ok(()) => pause = SINK_BACKOFF_MS.0,
+            Err(e) => {
+                tracing::error!(sink, error = %format!("{e:#}"), pause_ms = pause, "sink failed; starting it again");
+                ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(1);
+                let until = std::time::Instant::now() + std::time::Duration::from_millis(pause);
+                while std::time::Instant::now() < until && !shutdown.load(Ordering::Relaxed) {
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+                pause = (pause * 2).min(SINK_BACKOFF_MS.1);
+            }
+        }
+    }
+}
+
+/// The vector index, embedder and sink marks `config` names (blocking).
+#[allow(clippy::type_complexity)]
+fn open_vectors(
+    config: &Config,
+) -> anyhow::Result<(
+    Arc<dyn crate::vector::VectorIndex>,
+    Arc<dyn crate::vector::embedder::Embedder>,
+    Arc<kledger_state::MarkStore>,
+)> {
+    let v = &config.vectors;
+    let embedder: Arc<dyn crate::vector::embedder::Embedder> =
+        Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
+    let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
+    let index: Arc<dyn crate::vector::VectorIndex> = match v.backend.as_str() {
+        "server" => Arc::new(crate::vector::server::ServerIndex::open(
+            &v.url,
+            &name,
+            embedder.dim(),
+        )?),
+        _ => {
+            std::fs::create_dir_all(&v.dir)
+                .with_context(|| format!("create {}", v.dir.display()))?;
+            Arc::new(crate::vector::edge::EdgeIndex::open(
+                &v.dir,
+                &name,
+                embedder.dim(),
+            )?)
+        }
+    };
+    std::fs::create_dir_all(&v.marks_dir)
+        .with_context(|| format!("create {}", v.marks_dir.display()))?;
+    let marks = Arc::new(kledger_state::MarkStore::open(&v.marks_dir)?);
+    tracing::info!(collection = %name, backend = %v.backend, model = %embedder.model(), "vector index open");
+    Ok((index, embedder, marks))
+}
+
 impl Running {
-    /// Whether the processor or the view sink has ended (by error or shutdown).
+    /// Whether the processor has ended (by error or shutdown). Sinks start again after a
+    /// failure; they end only at shutdown.
     pub fn finished(&self) -> bool {
-        self.processor.is_finished() || self.views.as_ref().is_some_and(|v| v.is_finished())
+        self.processor.is_finished() || self.sinks.iter().any(|s| s.is_finished())
     }
 
-    /// Stops the processor and the view sink (after their current batches), then the HTTP
+    /// Stops the processor and the sinks (after their current batches), then the HTTP
     /// server and the broker.
     pub async fn stop(self) -> anyhow::Result<()> {
         self.shutdown.store(true, Ordering::Relaxed);
         let result = self.processor.await.context("processor thread")?;
-        let views = match self.views {
-            Some(v) => v.await.context("view sink thread")?,
-            None => Ok(()),
-        };
-        let result = result.and(views);
+        let mut result = result;
+        for s in self.sinks {
+            let r = s.await.context("sink thread")?;
+            result = result.and(r);
+        }
         if let Some(h) = self.http {
             h.abort();
         }

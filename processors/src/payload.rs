@@ -1,0 +1,264 @@
+//! The vector projection's pure parts: collection names, point ids, the cm_payload_v1 payload
+//! of a row, and the access filter of a query in Qdrant's REST JSON filter form — the one
+//! filter model both backends read (the embedded engine deserializes it; the server backend
+//! converts it).
+//!
+//! The payload carries no content text: providers return candidate ids, and rows are hydrated
+//! from the view store and filtered again before use.
+
+use kledger_schemas::{Kind, Row, SensitivityLevel, Status};
+use serde_json::{Map, Value, json};
+
+use crate::access::{Principal, SENSITIVE_READER_ROLE};
+
+/// `schema_version` of every payload.
+pub const SCHEMA_VERSION: &str = "cm_payload_v1";
+
+/// The collection of an embedding space: `cm_<type>_<dim>_v<version>`.
+pub fn collection_name(kind: &str, dim: usize, version: u32) -> String {
+    format!("cm_{kind}_{dim}_v{version}")
+}
+
+/// What the index does with a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Placement {
+    /// Upsert the point (active rows, and superseded or closed ones marked by status).
+    Upsert,
+    /// Delete the point: tombstoned rows, and restricted rows (never indexed).
+    Delete,
+}
+
+/// Where a row goes.
+pub fn placement(row: &Row) -> Placement {
+    if row.status == Status::Tombstoned || row.sensitivity.level == SensitivityLevel::Restricted {
+        Placement::Delete
+    } else {
+        Placement::Upsert
+    }
+}
+
+/// cm_payload_v1 `source_kind` for a source type.
+pub fn source_kind(source_type: &str) -> &'static str {
+    let t = source_type.to_ascii_lowercase();
+    if t.contains("message") || t.contains("chat") || t.contains("transcript") {
+        "message"
+    } else if t.contains("wiki") {
+        "wiki"
+    } else if t.contains("web") || t.contains("url") {
+        "web"
+    } else if t.contains("code") || t.contains("repo") {
+        "code"
+    } else if t.contains("doc") || t.contains("pdf") || t.contains("file") {
+        "document"
+    } else {
+        "artifact"
+    }
+}
+
+/// ISO 8601 UTC (`2026-01-26T12:00:00Z`, millisecond precision) of a Unix time in ms.
+pub fn iso8601(ms: i64) -> String {
+    let secs = ms.div_euclid(1000);
+    let millis = ms.rem_euclid(1000);
+    let days = secs.div_euclid(86_400);
+    let rem = secs.rem_euclid(86_400);
+    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+        rem / 3_600,
+        rem % 3_600 / 60,
+        rem % 60
+    )
+}
+
+/// The embedding a point was made with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EmbeddingInfo {
+    /// Model id.
+    pub model: String,
+    /// Dimension.
+    pub dim: usize,
+}
+
+/// The point payload of `row`: cm_payload_v1 plus memory_id, kind, status, commit_seq and the
+/// fields the read filters use (slot, subject scope, sensitivity, assertion class, validity).
+/// `updated_at` is the record time of the commit that last changed the row.
+pub fn payload(row: &Row, embedding: &EmbeddingInfo, updated_at_ms: i64) -> Map<String, Value> {
+    let t = &row.tenant;
+    let importance = f64::from(row.curation_weight.clamp(-100, 100) + 100) / 200.0;
+    let v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "tenant_id": t.tenant_id,
+        "team_id": t.team_id,
+        "project_id": t.project_id,
+        "agent_id": t.agent_id,
+        "owner_kind": t.owner_kind.as_str(),
+        "owner_id": t.owner_id,
+        "scope": "memory",
+        "visibility": row.visibility.as_str(),
+        "indexed": true,
+        "source_kind": source_kind(&row.source.source_type),
+        "source_type": row.source.source_type,
+        "source_id": row.source.source_id,
+        "chunk": {"chunk_id": row.memory_id, "chunk_idx": 0},
+        "fingerprint": format!("sha256:{}", row.content_hash),
+        "created_at": iso8601(row.recorded_at),
+        "updated_at": iso8601(updated_at_ms),
+        "acl": {
+            "read_team_ids": row.acl.read_team_ids,
+            "read_agent_ids": row.acl.read_agent_ids,
+            "read_role_ids": row.acl.read_role_ids,
+        },
+        "tags": row.tags,
+        "lang": row.lang,
+        "importance": importance,
+        "embedding": {"model": embedding.model, "dim": embedding.dim, "metric": "cosine"},
+        "memory_id": row.memory_id,
+        "kind": row.kind.as_str(),
+        "status": row.status.as_str(),
+        "commit_seq": row.commit_seq,
+        "revision": row.revision,
+        "slot": row.slot,
+        "subject_scope": row.subject.scope.as_str(),
+        "sensitivity": row.sensitivity.level.as_str(),
+        "assertion_class": row.assertion_class.as_str(),
+        "valid_from": row.valid_from,
+        "valid_to": row.valid_to,
+        "expires_at": row.expires_at,
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+/// Keyword-indexed payload fields (every field a filter names); `tenant_id` is the tenant index.
+pub const KEYWORD_FIELDS: &[&str] = &[
+    "tenant_id",
+    "team_id",
+    "owner_kind",
+    "owner_id",
+    "visibility",
+    "kind",
+    "status",
+    "sensitivity",
+    "acl.read_team_ids",
+    "acl.read_agent_ids",
+    "acl.read_role_ids",
+];
+/// Bool-indexed payload fields.
+pub const BOOL_FIELDS: &[&str] = &["indexed"];
+/// Integer-indexed payload fields.
+pub const INTEGER_FIELDS: &[&str] = &["valid_from", "commit_seq"];
+
+fn is(key: &str, value: &str) -> Value {
+    json!({"key": key, "match": {"value": value}})
+}
+
+/// The account a query reads: its tenant and owner.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AccountRef {
+    /// Tenant.
+    pub tenant_id: String,
+    /// Owner kind (`user`, `team`, `agent`).
+    pub owner_kind: String,
+    /// Owner id.
+    pub owner_id: String,
+}
+
+impl AccountRef {
+    /// Parses `{tenant}/{owner_kind}/{owner_id}`.
+    pub fn parse(account: &str) -> Option<Self> {
+        let mut it = account.splitn(3, '/');
+        let (t, k, o) = (it.next()?, it.next()?, it.next()?);
+        Some(Self {
+            tenant_id: t.to_owned(),
+            owner_kind: k.to_owned(),
+            owner_id: o.to_owned(),
+        })
+    }
+}
+
+/// The filter of a search by `p` in `account` over active rows of `kinds` (all when empty), in
+/// Qdrant's REST JSON form. It states [`crate::access::may_read`] for indexed rows: the
+/// account's owner reads everything of it; anyone else needs confidential + ACL or public +
+/// team (or no team), and the sensitive reader role for sensitive rows. A principal of another
+/// tenant matches nothing.
+pub fn access_filter(p: &Principal, account: &AccountRef, kinds: &[Kind]) -> Value {
+    let mut must = vec![
+        is("tenant_id", &account.tenant_id),
+        is("owner_kind", &account.owner_kind),
+        is("owner_id", &account.owner_id),
+        json!({"key": "indexed", "match": {"value": true}}),
+        is("status", Status::Active.as_str()),
+    ];
+    if !kinds.is_empty() {
+        let k: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+        must.push(json!({"key": "kind", "match": {"any": k}}));
+    }
+    if p.tenant_id != account.tenant_id {
+        // Nothing crosses tenants: a condition no point meets.
+        must.push(is("tenant_id", &p.tenant_id));
+        return json!({ "must": must });
+    }
+    let owner = p.owner_kind.as_str() == account.owner_kind && p.owner_id == account.owner_id;
+    let mut must_not = vec![is("sensitivity", SensitivityLevel::Restricted.as_str())];
+    if owner {
+        return json!({ "must": must, "must_not": must_not });
+    }
+    if !p.roles.iter().any(|r| r == SENSITIVE_READER_ROLE) {
+        must_not.push(is("sensitivity", SensitivityLevel::Sensitive.as_str()));
+    }
+    let mut grants = Vec::new();
+    if let Some(a) = &p.agent_id {
+        grants.push(is("acl.read_agent_ids", a));
+    }
+    if let Some(t) = &p.team_id {
+        grants.push(is("acl.read_team_ids", t));
+    }
+    if !p.roles.is_empty() {
+        grants.push(json!({"key": "acl.read_role_ids", "match": {"any": p.roles}}));
+    }
+    let mut team = vec![json!({"is_null": {"key": "team_id"}})];
+    if let Some(t) = &p.team_id {
+        team.push(is("team_id", t));
+    }
+    let mut should = vec![json!({"must": [is("visibility", "public")], "should": team})];
+    if !grants.is_empty() {
+        should.push(json!({"must": [is("visibility", "confidential")], "should": grants}));
+    }
+    json!({ "must": must, "must_not": must_not, "should": should })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso8601_formats_utc() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
+        assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999Z");
+    }
+
+    #[test]
+    fn collection_names_follow_cm_payload_v1() {
+        assert_eq!(collection_name("text", 1024, 1), "cm_text_1024_v1");
+    }
+
+    #[test]
+    fn source_kinds_map_to_the_enum() {
+        assert_eq!(source_kind("chat_message"), "message");
+        assert_eq!(source_kind("document"), "document");
+        assert_eq!(source_kind("system_of_record"), "artifact");
+    }
+}

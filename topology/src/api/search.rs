@@ -1,0 +1,196 @@
+//! `POST /v1/search`: search_knowledge. The query is embedded (dense: the configured embedder;
+//! sparse: the local term hasher), both providers return candidate ids under the access
+//! filter, the candidates are fused by reciprocal rank, hydrated from the view store and
+//! checked again (`may_read`, active, current now) before `limit` handles are returned —
+//! never bodies or trigger conditions.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use kledger_processors::access::may_read;
+use kledger_processors::embed::HashEmbedder;
+use kledger_processors::ids::memory_id_of;
+use kledger_processors::payload::{AccountRef, access_filter};
+use kledger_schemas::{AssertionClass, Kind, Status};
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::read::finish;
+use super::{Api, ApiError, Caller, now_ms, target};
+use crate::vector::QueryVector;
+
+/// Longest query, chars.
+pub const QUERY_CHARS_MAX: usize = 500;
+/// Candidates each provider returns per requested result.
+pub const CANDIDATES_PER_RESULT: usize = 4;
+/// Reciprocal rank fusion constant.
+pub const RRF_K: f32 = 60.0;
+
+/// The request.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// 1..=500 chars.
+    pub query: String,
+    /// 1..=20 (default 8).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Kinds to search (default all).
+    #[serde(default)]
+    pub kinds: Vec<Kind>,
+    /// The account (default: the principal's own).
+    #[serde(default)]
+    pub account: Option<String>,
+}
+
+/// One result: a handle, never a body or a trigger condition.
+#[derive(Debug, Serialize)]
+pub struct Handle {
+    /// The row.
+    pub memory_id: String,
+    /// fact | document | trigger.
+    pub kind: Kind,
+    /// Slot, if any.
+    pub slot: Option<String>,
+    /// The one-line content (a playbook's description).
+    pub content: String,
+    /// How certain it is.
+    pub assertion_class: AssertionClass,
+    /// Fused score (reciprocal rank).
+    pub score: f32,
+}
+
+/// The answer.
+#[derive(Debug, Serialize)]
+pub struct SearchAnswer {
+    /// Handles, best first.
+    pub results: Vec<Handle>,
+}
+
+/// Reciprocal rank fusion of ranked lists; ties by id, so the order is deterministic.
+pub fn fuse(lists: &[Vec<(Uuid, f32)>]) -> Vec<(Uuid, f32)> {
+    let mut scores: BTreeMap<Uuid, f32> = BTreeMap::new();
+    for list in lists {
+        for (rank, (id, _)) in list.iter().enumerate() {
+            *scores.entry(*id).or_insert(0.0) += 1.0 / (RRF_K + rank as f32 + 1.0);
+        }
+    }
+    let mut fused: Vec<(Uuid, f32)> = scores.into_iter().collect();
+    fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+    fused
+}
+
+/// search_knowledge for `p` (blocking: embedder, index and view store calls).
+pub fn search_knowledge(
+    api: &Api,
+    p: &kledger_processors::access::Principal,
+    req: SearchRequest,
+) -> Result<SearchAnswer, ApiError> {
+    let account = target(p, req.account.as_deref())?;
+    let limit = req.limit.unwrap_or(8);
+    if !(1..=20).contains(&limit) {
+        return Err(ApiError::bad("bad_limit", "limit must be in 1..=20"));
+    }
+    let n = req.query.chars().count();
+    if !(1..=QUERY_CHARS_MAX).contains(&n) || req.query.trim().is_empty() {
+        return Err(ApiError::bad("bad_query", "query must have 1..=500 chars"));
+    }
+    let (Some(index), Some(embedder)) = (&api.index, &api.embedder) else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "search_unavailable",
+            "no vector index in this process",
+        ));
+    };
+    let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
+    let filter = access_filter(p, &acct, &req.kinds);
+    let dense = embedder
+        .embed(&[req.query.as_str()])
+        .map_err(ApiError::internal)?
+        .pop()
+        .ok_or_else(|| ApiError::internal("embedder returned nothing"))?;
+    let sparse = HashEmbedder::default().embed(&req.query).sparse;
+    let k = limit * CANDIDATES_PER_RESULT;
+    let by_vector = index
+        .query(QueryVector::Dense(dense), &filter, k)
+        .map_err(ApiError::internal)?;
+    let by_keyword = if sparse.indices.is_empty() {
+        Vec::new()
+    } else {
+        index
+            .query(QueryVector::Sparse(sparse), &filter, k)
+            .map_err(ApiError::internal)?
+    };
+    let now = now_ms();
+    let mut results = Vec::new();
+    for (id, score) in fuse(&[by_vector, by_keyword]) {
+        if results.len() >= limit {
+            break;
+        }
+        let memory_id = memory_id_of(id.as_u128());
+        // Hydrate and check again: the index may lag the view store, or be wrong.
+        let Some(row) = api.views.row(&account, &memory_id)? else {
+            continue;
+        };
+        if row.status != Status::Active
+            || !row.is_current(now)
+            || !may_read(p, &row)
+            || (!req.kinds.is_empty() && !req.kinds.contains(&row.kind))
+        {
+            continue;
+        }
+        results.push(Handle {
+            memory_id: row.memory_id,
+            kind: row.kind,
+            slot: row.slot,
+            content: row.content,
+            assertion_class: row.assertion_class,
+            score,
+        });
+    }
+    Ok(SearchAnswer { results })
+}
+
+/// `POST /v1/search`.
+pub async fn search(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    body: axum::body::Bytes,
+) -> Response {
+    let started = Instant::now();
+    let r = async {
+        if body.len() > 16 * 1024 {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "a search request is at most 16 KiB",
+            ));
+        }
+        let req: SearchRequest = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
+        tokio::task::spawn_blocking(move || search_knowledge(&api, &p, req))
+            .await
+            .map_err(ApiError::internal)?
+    }
+    .await
+    .map(axum::Json);
+    finish("search", started, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_rewards_agreement_and_breaks_ties_by_id() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let fused = fuse(&[vec![(b, 0.9), (a, 0.8)], vec![(a, 5.0), (c, 1.0)]]);
+        assert_eq!(fused[0].0, a, "in both lists");
+        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, c]);
+        let tie = fuse(&[vec![(c, 1.0)], vec![(b, 1.0)]]);
+        assert_eq!(tie[0].0, b);
+    }
+}

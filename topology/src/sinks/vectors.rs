@@ -1,0 +1,213 @@
+//! The vector projection: keeps the collection `cm_text_<dim>_v1` in step with the outbox.
+//!
+//! Per batch (see [`super::reader`] for reading): for each commit above its account's mark,
+//! every changed row is placed — active, superseded and closed rows are upserted with their
+//! status in the payload (default search asks for active ones), tombstoned and restricted rows
+//! are deleted (restricted rows are never written). Within a batch the last change of a row
+//! wins. Vectors: the intent's own when its model is the embedder's and its dimension the
+//! collection's, else the configured embedder's; sparse term vectors from the local hasher.
+//! The index write is acknowledged (durable) before the marks are written, so a crash repeats
+//! a batch and never skips one; commits at or below an account's mark are skipped, so a sink
+//! that re-reads old commits never regresses a newer point.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use kledger_processors::embed::HashEmbedder;
+use kledger_processors::ids::memory_uuid;
+use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
+use kledger_schemas::{Commit, Row};
+use kledger_state::MarkStore;
+use uuid::Uuid;
+
+use super::reader::OutboxReader;
+use crate::config::Config;
+use crate::metrics as m;
+use crate::vector::embedder::Embedder;
+use crate::vector::{Point, VectorIndex};
+
+/// The sink's label in metrics and its consumer group suffix.
+pub const SINK: &str = "vectors";
+
+/// What a batch does to one point.
+#[derive(Debug)]
+enum Change {
+    Upsert(Box<Row>, i64),
+    Delete,
+}
+
+/// Changes of a batch by point id (last change wins), and the marks they advance.
+#[derive(Debug, Default)]
+pub struct Plan {
+    changes: BTreeMap<Uuid, Change>,
+    applied: BTreeMap<String, i64>,
+    positions: BTreeMap<i32, i64>,
+    skipped: u64,
+}
+
+/// Plans `commits` against `marks`: which points to upsert or delete.
+pub fn plan(marks: &MarkStore, commits: &[(i32, i64, Commit)]) -> anyhow::Result<Plan> {
+    let mut plan = Plan::default();
+    for (p, offset, c) in commits {
+        plan.positions.insert(*p, offset + 1);
+        let mark = match plan.applied.get(&c.account_id) {
+            Some(s) => *s,
+            None => marks.applied(&c.account_id)?,
+        };
+        if c.commit_seq <= mark {
+            plan.skipped += 1;
+            continue;
+        }
+        plan.applied.insert(c.account_id.clone(), c.commit_seq);
+        for op in &c.ops {
+            let Some(id) = memory_uuid(&op.row.memory_id).and_then(|u| Uuid::parse_str(&u).ok())
+            else {
+                tracing::error!(memory_id = %op.row.memory_id, "row without a ULID memory id; not indexed");
+                continue;
+            };
+            let change = match placement(&op.row) {
+                Placement::Upsert => Change::Upsert(Box::new(op.row.clone()), c.recorded_at),
+                Placement::Delete => Change::Delete,
+            };
+            plan.changes.insert(id, change);
+        }
+    }
+    Ok(plan)
+}
+
+/// The vector sink (runs on its own OS thread: every call in it may block).
+#[derive(Debug)]
+pub struct VectorSink {
+    index: Arc<dyn VectorIndex>,
+    embedder: Arc<dyn Embedder>,
+    hasher: HashEmbedder,
+    marks: Arc<MarkStore>,
+    reader: OutboxReader,
+    shutdown: Arc<AtomicBool>,
+}
+
+impl VectorSink {
+    /// Connects the clients and subscribes to the outbox.
+    pub fn new(
+        config: &Config,
+        index: Arc<dyn VectorIndex>,
+        embedder: Arc<dyn Embedder>,
+        marks: Arc<MarkStore>,
+        shutdown: Arc<AtomicBool>,
+    ) -> anyhow::Result<Self> {
+        let reader = OutboxReader::new(
+            config,
+            SINK,
+            config.vectors.batch_records_max,
+            config.vectors.batch_wait_ms,
+        )?;
+        Ok(Self {
+            index,
+            embedder,
+            hasher: HashEmbedder::default(),
+            marks,
+            reader,
+            shutdown,
+        })
+    }
+
+    /// Runs until shutdown or an error.
+    pub fn run(mut self) -> anyhow::Result<()> {
+        let result = self.run_loop();
+        self.reader.close();
+        result
+    }
+
+    fn run_loop(&mut self) -> anyhow::Result<()> {
+        let marks = self.marks.clone();
+        let position_of = move |p: i32| -> anyhow::Result<i64> { Ok(marks.position(p)?) };
+        while !self.shutdown.load(Ordering::Relaxed) {
+            self.reader.handle_events(&position_of)?;
+            let batch = self.reader.next_batch()?;
+            if batch.is_empty() {
+                continue;
+            }
+            let started = Instant::now();
+            let commits = self.reader.decode(&batch)?;
+            let mut plan = plan(&self.marks, &commits)?;
+            for msg in &batch {
+                plan.positions.insert(
+                    rdkafka::Message::partition(msg),
+                    rdkafka::Message::offset(msg) + 1,
+                );
+            }
+            let (upserted, deleted) = self.apply(&plan)?;
+            self.marks.write(&plan.applied, &plan.positions)?;
+            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
+                .increment(commits.len() as u64 - plan.skipped);
+            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
+                .increment(plan.skipped);
+            metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(upserted);
+            metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(deleted);
+            metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => SINK)
+                .record(started.elapsed().as_secs_f64());
+            self.reader.report_progress(&position_of)?;
+        }
+        Ok(())
+    }
+
+    /// Writes a plan to the index; returns (upserted, deleted).
+    pub fn apply(&self, plan: &Plan) -> anyhow::Result<(u64, u64)> {
+        apply(&*self.index, &*self.embedder, &self.hasher, plan)
+    }
+}
+
+/// Writes a plan to `index` with `embedder`'s vectors; returns (upserted, deleted).
+pub fn apply(
+    index: &dyn VectorIndex,
+    embedder: &dyn Embedder,
+    hasher: &HashEmbedder,
+    plan: &Plan,
+) -> anyhow::Result<(u64, u64)> {
+    let info = EmbeddingInfo {
+        model: embedder.model().to_owned(),
+        dim: embedder.dim(),
+    };
+    let mut deletes = Vec::new();
+    let mut rows: Vec<(Uuid, &Row, i64)> = Vec::new();
+    for (id, change) in &plan.changes {
+        match change {
+            Change::Upsert(row, at) => rows.push((*id, row, *at)),
+            Change::Delete => deletes.push(*id),
+        }
+    }
+    // The intent's own vector when it is of this embedding space; the embedder's otherwise.
+    let own = |r: &Row| {
+        r.embedding
+            .as_ref()
+            .filter(|e| e.model == info.model && e.vector.len() == info.dim)
+            .map(|e| e.vector.clone())
+    };
+    let texts: Vec<&str> = rows
+        .iter()
+        .filter(|(_, r, _)| own(r).is_none())
+        .map(|(_, r, _)| r.content.as_str())
+        .collect();
+    let mut embedded = embedder.embed(&texts)?.into_iter();
+    let mut points = Vec::with_capacity(rows.len());
+    for (id, row, at) in &rows {
+        let dense = match own(row) {
+            Some(v) => v,
+            None => embedded
+                .next()
+                .ok_or_else(|| anyhow::anyhow!("embedder returned too few vectors"))?,
+        };
+        points.push(Point {
+            id: *id,
+            dense,
+            sparse: hasher.embed(&row.content).sparse,
+            payload: payload(row, &info, *at),
+        });
+    }
+    let (upserted, deleted) = (points.len() as u64, deletes.len() as u64);
+    index.upsert(points)?;
+    index.delete(&deletes)?;
+    Ok((upserted, deleted))
+}

@@ -1,0 +1,223 @@
+//! The embedded backend: Qdrant's engine in-process (qdrant-edge 0.7), one shard directory per
+//! collection. Writes take the lock exclusively and flush before returning (the engine does not
+//! replay its WAL on load, so an unflushed write would not survive a crash); queries share it.
+
+use std::path::Path;
+use std::sync::RwLock;
+
+use qdrant_edge::{
+    CountRequest, CreateIndex, Distance, EdgeConfig, EdgeShard, EdgeSparseVectorParams,
+    EdgeVectorParams, FieldIndexOperations, Filter, JsonPath, KeywordIndexParams, NamedQuery,
+    Payload, PayloadFieldSchema, PayloadSchemaParams, PayloadSchemaType, PointId,
+    PointInsertOperations, PointOperations, PointStructPersisted, QueryEnum, QueryRequest,
+    ScoringQuery, ScrollRequest, UpdateOperation, Vector, VectorInternal, Vectors,
+    WithPayloadInterface, WithVector,
+};
+use serde_json::Value;
+use uuid::Uuid;
+
+use super::{
+    DENSE, FieldType, Point, QueryVector, SPARSE, Scanned, VectorError, VectorIndex,
+    payload_indexes,
+};
+
+fn err(e: impl std::fmt::Display) -> VectorError {
+    VectorError::Backend(e.to_string())
+}
+
+/// A collection in an in-process Qdrant engine.
+pub struct EdgeIndex {
+    name: String,
+    shard: RwLock<EdgeShard>,
+}
+
+impl std::fmt::Debug for EdgeIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EdgeIndex")
+            .field("name", &self.name)
+            .finish()
+    }
+}
+
+fn filter(v: &Value) -> Result<Filter, VectorError> {
+    serde_json::from_value(v.clone()).map_err(|e| VectorError::Filter(e.to_string()))
+}
+
+fn uuid_of(id: &PointId) -> Option<Uuid> {
+    match id {
+        PointId::Uuid(u) => Some(*u),
+        PointId::NumId(_) => None,
+    }
+}
+
+impl EdgeIndex {
+    /// Opens (or creates) collection `name` with `dim`-dimensional dense vectors under `root`,
+    /// with its payload indexes.
+    pub fn open(root: &Path, name: &str, dim: usize) -> Result<Self, VectorError> {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).map_err(err)?;
+        let config = EdgeConfig::builder()
+            .vector(
+                DENSE,
+                EdgeVectorParams::builder(dim, Distance::Cosine).build(),
+            )
+            .sparse_vector(SPARSE, EdgeSparseVectorParams::builder().build())
+            .build();
+        let shard = EdgeShard::load(&dir, Some(config)).map_err(err)?;
+        // Indexes before data; re-issued on every open (idempotent), so a segment created at
+        // load has them too.
+        for (field, kind) in payload_indexes() {
+            let schema = match kind {
+                FieldType::Keyword { tenant: true } => PayloadFieldSchema::FieldParams(
+                    PayloadSchemaParams::Keyword(KeywordIndexParams {
+                        is_tenant: Some(true),
+                        ..Default::default()
+                    }),
+                ),
+                FieldType::Keyword { tenant: false } => {
+                    PayloadFieldSchema::FieldType(PayloadSchemaType::Keyword)
+                }
+                FieldType::Integer => PayloadFieldSchema::FieldType(PayloadSchemaType::Integer),
+                FieldType::Bool => PayloadFieldSchema::FieldType(PayloadSchemaType::Bool),
+            };
+            let field_name: JsonPath = field
+                .parse()
+                .map_err(|()| VectorError::Backend(format!("bad field path {field}")))?;
+            shard
+                .update(UpdateOperation::FieldIndexOperation(
+                    FieldIndexOperations::CreateIndex(CreateIndex {
+                        field_name,
+                        field_schema: Some(schema),
+                    }),
+                ))
+                .map_err(err)?;
+        }
+        shard.flush();
+        Ok(Self {
+            name: name.to_owned(),
+            shard: RwLock::new(shard),
+        })
+    }
+
+    fn write(&self, op: UpdateOperation) -> Result<(), VectorError> {
+        let shard = self
+            .shard
+            .write()
+            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
+        shard.update(op).map_err(err)?;
+        shard.flush();
+        Ok(())
+    }
+
+    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, EdgeShard>, VectorError> {
+        self.shard
+            .read()
+            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))
+    }
+}
+
+impl VectorIndex for EdgeIndex {
+    fn collection(&self) -> &str {
+        &self.name
+    }
+
+    fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {
+        if points.is_empty() {
+            return Ok(());
+        }
+        let mut batch = Vec::with_capacity(points.len());
+        for p in points {
+            let sparse = Vector::new_sparse(p.sparse.indices, p.sparse.values).map_err(err)?;
+            let vectors =
+                Vectors::new_named([(DENSE, Vector::new_dense(p.dense)), (SPARSE, sparse)]);
+            batch.push(PointStructPersisted {
+                id: PointId::Uuid(p.id),
+                vector: vectors.0.into(),
+                payload: Some(Payload(p.payload)),
+            });
+        }
+        self.write(UpdateOperation::PointOperation(
+            PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
+        ))
+    }
+
+    fn delete(&self, ids: &[Uuid]) -> Result<(), VectorError> {
+        if ids.is_empty() {
+            return Ok(());
+        }
+        self.write(UpdateOperation::PointOperation(
+            PointOperations::DeletePoints {
+                ids: ids.iter().map(|u| PointId::Uuid(*u)).collect(),
+            },
+        ))
+    }
+
+    fn query(
+        &self,
+        vector: QueryVector,
+        f: &Value,
+        limit: usize,
+    ) -> Result<Vec<(Uuid, f32)>, VectorError> {
+        let (q, using) = match vector {
+            QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
+            QueryVector::Sparse(s) => (
+                Vector::new_sparse(s.indices, s.values).map_err(err)?.0,
+                SPARSE,
+            ),
+        };
+        let req = QueryRequest {
+            prefetches: vec![],
+            query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                q, using,
+            )))),
+            filter: Some(filter(f)?),
+            score_threshold: None,
+            limit,
+            offset: 0,
+            params: None,
+            with_vector: WithVector::Bool(false),
+            with_payload: WithPayloadInterface::Bool(false),
+        };
+        let hits = self.read()?.query(req).map_err(err)?;
+        Ok(hits
+            .into_iter()
+            .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score)))
+            .collect())
+    }
+
+    fn count(&self, f: &Value) -> Result<usize, VectorError> {
+        self.read()?
+            .count(CountRequest {
+                filter: Some(filter(f)?),
+                exact: true,
+            })
+            .map_err(err)
+    }
+
+    fn scan(&self) -> Result<Scanned, VectorError> {
+        let mut out = Vec::new();
+        let mut offset = None;
+        let shard = self.read()?;
+        loop {
+            let (page, next) = shard
+                .scroll(ScrollRequest {
+                    offset,
+                    limit: Some(1_000),
+                    with_payload: Some(WithPayloadInterface::Bool(true)),
+                    ..Default::default()
+                })
+                .map_err(err)?;
+            for r in page {
+                if let Some(u) = uuid_of(&r.id) {
+                    out.push((u, r.payload.map(|p| p.0).unwrap_or_default()));
+                }
+            }
+            match next {
+                Some(n) => offset = Some(n),
+                None => break,
+            }
+        }
+        out.sort_by_key(|(u, _)| *u);
+        Ok(out)
+    }
+}

@@ -1,0 +1,115 @@
+//! Vector indexes: one collection per embedding space (`cm_text_<dim>_v1`), two backends behind
+//! [`VectorIndex`], one filter model (Qdrant's REST JSON filter, see
+//! [`kledger_processors::payload::access_filter`]).
+//!
+//! - [`edge`]: Qdrant's engine in-process (qdrant-edge 0.7), the embedded default.
+//! - [`server`]: a Qdrant server over gRPC (qdrant-client), production.
+//! - [`embedder`]: the configured embedder (local feature hashing, or an OpenAI-compatible
+//!   HTTP endpoint).
+//!
+//! Every collection has a named dense vector `dense` (cosine) and a named sparse vector
+//! `sparse` (term weights: the keyword provider), and keyword/bool/integer payload indexes on
+//! every filtered field, `tenant_id` as the tenant index, created before any point.
+
+pub mod edge;
+pub mod embedder;
+pub mod server;
+
+use kledger_processors::embed::Sparse;
+use kledger_processors::payload::{BOOL_FIELDS, INTEGER_FIELDS, KEYWORD_FIELDS};
+use serde_json::{Map, Value};
+use uuid::Uuid;
+
+/// The dense vector's name.
+pub const DENSE: &str = "dense";
+/// The sparse vector's name.
+pub const SPARSE: &str = "sparse";
+
+/// Vector index errors: all external (retry with backoff, or stop).
+#[derive(Debug, thiserror::Error)]
+pub enum VectorError {
+    /// The engine or server refused or failed.
+    #[error("vector index: {0}")]
+    Backend(String),
+    /// The filter is not in the supported subset.
+    #[error("vector filter: {0}")]
+    Filter(String),
+}
+
+/// One point.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Point {
+    /// The memory id's ULID as a UUID.
+    pub id: Uuid,
+    /// Dense vector.
+    pub dense: Vec<f32>,
+    /// Sparse term vector.
+    pub sparse: Sparse,
+    /// cm_payload_v1 payload (a JSON object).
+    pub payload: Map<String, Value>,
+}
+
+/// Every point's id and payload, in id order.
+pub type Scanned = Vec<(Uuid, Map<String, Value>)>;
+
+/// Which vector a query scores with.
+#[derive(Debug, Clone, PartialEq)]
+pub enum QueryVector {
+    /// Nearest by the dense vector.
+    Dense(Vec<f32>),
+    /// Highest sparse dot product.
+    Sparse(Sparse),
+}
+
+/// A payload index to create.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Keyword; `tenant` marks the tenant index.
+    Keyword {
+        /// The tenant index.
+        tenant: bool,
+    },
+    /// Integer.
+    Integer,
+    /// Bool.
+    Bool,
+}
+
+/// Every payload index of a collection, in creation order.
+pub fn payload_indexes() -> Vec<(&'static str, FieldType)> {
+    let mut v: Vec<(&str, FieldType)> = KEYWORD_FIELDS
+        .iter()
+        .map(|f| {
+            (
+                *f,
+                FieldType::Keyword {
+                    tenant: *f == "tenant_id",
+                },
+            )
+        })
+        .collect();
+    v.extend(BOOL_FIELDS.iter().map(|f| (*f, FieldType::Bool)));
+    v.extend(INTEGER_FIELDS.iter().map(|f| (*f, FieldType::Integer)));
+    v
+}
+
+/// A vector index over one collection.
+pub trait VectorIndex: Send + Sync + std::fmt::Debug {
+    /// The collection's name.
+    fn collection(&self) -> &str;
+    /// Upserts points (whole points: payload and vectors replaced); durable on return.
+    fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError>;
+    /// Deletes points by id; durable on return. Missing ids are fine.
+    fn delete(&self, ids: &[Uuid]) -> Result<(), VectorError>;
+    /// The best `limit` points passing `filter`, by score, with their scores.
+    fn query(
+        &self,
+        vector: QueryVector,
+        filter: &Value,
+        limit: usize,
+    ) -> Result<Vec<(Uuid, f32)>, VectorError>;
+    /// Points passing `filter` (exact).
+    fn count(&self, filter: &Value) -> Result<usize, VectorError>;
+    /// Every point's id and payload, in id order (for rebuild comparisons and tests).
+    fn scan(&self) -> Result<Scanned, VectorError>;
+}
