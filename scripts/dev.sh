@@ -59,6 +59,7 @@ case "${1:-}" in
     setup
     cargo bench -p kledger-processors --bench decide
     cargo bench -p kledger-topology --bench pipeline
+    cargo bench -p kledger-topology --bench vectors
     ;;
   *)
     sed -n '2,9p' "$0" >&2

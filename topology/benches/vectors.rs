@@ -88,9 +88,11 @@ fn main() {
         EdgeIndex::open(&dir.path().join("sink"), "cm_text_256_v1", 256).expect("index");
     let marks = MarkStore::open(&dir.path().join("marks")).expect("marks");
     let started = Instant::now();
+    let mut written = 0u64;
     for chunk in commits.chunks(BATCH) {
         let pl = plan(&marks, chunk).expect("plan");
-        apply(&sink_index, &embedder, &hasher, &pl).expect("apply");
+        let (u, d) = apply(&sink_index, &embedder, &hasher, &pl).expect("apply");
+        written += u + d;
         let mut applied = BTreeMap::new();
         let mut positions = BTreeMap::new();
         for (p, o, c) in chunk {
@@ -103,10 +105,10 @@ fn main() {
     let points = sink_index.scan().expect("scan");
     let sink_rate = commits.len() as f64 / sink_s;
     println!(
-        "(a) vector sink: {} commits → {} points in {sink_s:.2} s: {sink_rate:.0} commits/s, {:.0} points/s",
+        "(a) vector sink: {} commits → {written} point writes ({} points at the end) in {sink_s:.2} s: {sink_rate:.0} commits/s, {:.0} point writes/s",
         commits.len(),
         points.len(),
-        points.len() as f64 / sink_s
+        written as f64 / sink_s
     );
 
     // (b) Raw batched upserts of the same final points.
@@ -138,13 +140,13 @@ fn main() {
     }
     let raw_s = started.elapsed().as_secs_f64();
     let raw_points_rate = prepared.len() as f64 / raw_s;
-    let sink_points_rate = points.len() as f64 / sink_s;
+    let sink_points_rate = written as f64 / sink_s;
     println!(
         "(b) raw upserts: {} points in batches of {per_batch} in {raw_s:.2} s: {raw_points_rate:.0} points/s",
         prepared.len()
     );
     println!(
-        "sink / raw (points/s): {:.2} (goal ≥ 0.80)",
+        "sink / raw (point writes/s): {:.2} (goal ≥ 0.80)",
         sink_points_rate / raw_points_rate
     );
 

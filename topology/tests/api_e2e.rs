@@ -364,6 +364,20 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     assert_eq!(v["profile"], "", "{v}");
     assert!(!timeline_ids(port, "?history=true&audit=true").contains(&porto_id));
     wait_search(port, "Porto", "Lives in Porto", false);
+    // The purged row's point is deleted from the index (not only filtered out).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, metrics) = http(port, "GET", "/metrics", ALICE, "");
+        let deleted = metrics
+            .lines()
+            .find(|l| l.starts_with("kledger_vector_points_total{op=\"delete\"}"))
+            .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok());
+        if deleted.is_some_and(|d| d >= 1.0) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "no point deleted: {deleted:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
     let (status, export) = http(port, "GET", "/v1/export", ALICE, "");
     assert_eq!(status, 200);
     assert!(

@@ -66,7 +66,9 @@ impl OutboxReader {
         let topics = config.topics();
         let (ev_tx, events) = channel();
         let mut cc = consumer_config(config);
-        cc.set("group.id", format!("{}-{sink}", config.kafka.group_id));
+        cc.set("group.id", format!("{}-{sink}", config.kafka.group_id))
+            // A client id of its own, so broker logs and quotas tell the sink apart.
+            .set("client.id", format!("kledger-{sink}"));
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::for_sink(ev_tx, topics.outbox.clone(), sink))
             .with_context(|| format!("{sink} sink consumer"))?;

@@ -207,7 +207,6 @@ pub fn apply(
         });
     }
     let (upserted, deleted) = (points.len() as u64, deletes.len() as u64);
-    index.upsert(points)?;
-    index.delete(&deletes)?;
+    index.write_batch(points, &deletes)?;
     Ok((upserted, deleted))
 }

@@ -99,14 +99,48 @@ impl EdgeIndex {
         })
     }
 
-    fn write(&self, op: UpdateOperation) -> Result<(), VectorError> {
+    /// Applies `ops` under the write lock, then flushes once.
+    fn write(&self, ops: Vec<UpdateOperation>) -> Result<(), VectorError> {
+        if ops.is_empty() {
+            return Ok(());
+        }
         let shard = self
             .shard
             .write()
             .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
-        shard.update(op).map_err(err)?;
+        for op in ops {
+            shard.update(op).map_err(err)?;
+        }
         shard.flush();
         Ok(())
+    }
+
+    fn upsert_op(points: Vec<Point>) -> Result<Option<UpdateOperation>, VectorError> {
+        if points.is_empty() {
+            return Ok(None);
+        }
+        let mut batch = Vec::with_capacity(points.len());
+        for p in points {
+            let sparse = Vector::new_sparse(p.sparse.indices, p.sparse.values).map_err(err)?;
+            let vectors =
+                Vectors::new_named([(DENSE, Vector::new_dense(p.dense)), (SPARSE, sparse)]);
+            batch.push(PointStructPersisted {
+                id: PointId::Uuid(p.id),
+                vector: vectors.0.into(),
+                payload: Some(Payload(p.payload)),
+            });
+        }
+        Ok(Some(UpdateOperation::PointOperation(
+            PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
+        )))
+    }
+
+    fn delete_op(ids: &[Uuid]) -> Option<UpdateOperation> {
+        (!ids.is_empty()).then(|| {
+            UpdateOperation::PointOperation(PointOperations::DeletePoints {
+                ids: ids.iter().map(|u| PointId::Uuid(*u)).collect(),
+            })
+        })
     }
 
     fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, EdgeShard>, VectorError> {
@@ -122,34 +156,19 @@ impl VectorIndex for EdgeIndex {
     }
 
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {
-        if points.is_empty() {
-            return Ok(());
-        }
-        let mut batch = Vec::with_capacity(points.len());
-        for p in points {
-            let sparse = Vector::new_sparse(p.sparse.indices, p.sparse.values).map_err(err)?;
-            let vectors =
-                Vectors::new_named([(DENSE, Vector::new_dense(p.dense)), (SPARSE, sparse)]);
-            batch.push(PointStructPersisted {
-                id: PointId::Uuid(p.id),
-                vector: vectors.0.into(),
-                payload: Some(Payload(p.payload)),
-            });
-        }
-        self.write(UpdateOperation::PointOperation(
-            PointOperations::UpsertPoints(PointInsertOperations::PointsList(batch)),
-        ))
+        self.write(Self::upsert_op(points)?.into_iter().collect())
     }
 
     fn delete(&self, ids: &[Uuid]) -> Result<(), VectorError> {
-        if ids.is_empty() {
-            return Ok(());
-        }
-        self.write(UpdateOperation::PointOperation(
-            PointOperations::DeletePoints {
-                ids: ids.iter().map(|u| PointId::Uuid(*u)).collect(),
-            },
-        ))
+        self.write(Self::delete_op(ids).into_iter().collect())
+    }
+
+    fn write_batch(&self, upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
+        let ops = Self::upsert_op(upserts)?
+            .into_iter()
+            .chain(Self::delete_op(deletes))
+            .collect();
+        self.write(ops)
     }
 
     fn query(

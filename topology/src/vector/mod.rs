@@ -101,6 +101,11 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError>;
     /// Deletes points by id; durable on return. Missing ids are fine.
     fn delete(&self, ids: &[Uuid]) -> Result<(), VectorError>;
+    /// Upserts then deletes, durable on return (one flush where the backend allows).
+    fn write_batch(&self, upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
+        self.upsert(upserts)?;
+        self.delete(deletes)
+    }
     /// The best `limit` points passing `filter`, by score, with their scores.
     fn query(
         &self,
