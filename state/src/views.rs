@@ -233,11 +233,7 @@ impl ViewStore {
         partition: i32,
         offset: i64,
     ) -> Result<(), StateError> {
-        batch.batch.put_cf(
-            self.cf("meta")?,
-            partition.to_be_bytes(),
-            (offset + 1).to_be_bytes(),
-        );
+        self.advance(batch, partition, offset)?;
         let acct = commit.account_id.as_str();
         let mark = match batch.marks.get(acct) {
             Some(m) => *m,

@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::{Read, Write};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -37,22 +36,17 @@ fn principal(token: &str, owner_kind: OwnerKind, owner_id: &str) -> PrincipalCon
 }
 
 fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> (u16, String) {
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(
-        s,
-        "{method} {path} HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer {token}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
+    let auth = format!("Bearer {token}");
+    http_request(
+        port,
+        method,
+        path,
+        &[
+            ("Authorization", auth.as_str()),
+            ("Content-Type", "application/json"),
+        ],
+        body,
     )
-    .unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-    (status, body)
 }
 
 fn json(port: u16, path: &str, token: &str) -> (u16, Value) {

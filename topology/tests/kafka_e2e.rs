@@ -41,20 +41,7 @@ fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
 }
 
 fn http_get(port: u16, path: &str) -> (u16, String) {
-    use std::io::{Read, Write};
-    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
-    let mut text = String::new();
-    s.read_to_string(&mut text).unwrap();
-    let status = text
-        .split_whitespace()
-        .nth(1)
-        .and_then(|c| c.parse().ok())
-        .unwrap_or(0);
-    (
-        status,
-        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
-    )
+    http_request(port, "GET", path, &[], "")
 }
 
 fn producer(bootstrap: &str) -> BaseProducer {

@@ -24,6 +24,7 @@ use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
 use serde::{Deserialize, Serialize};
 
+use super::read::blocking;
 use super::{Api, ApiError, Caller, now_ms, observe};
 
 /// The role that lets a principal write intents for other accounts of its tenant.
@@ -157,11 +158,7 @@ pub async fn post_intent(
         let partition = partition_for(intent.account_id.as_bytes(), api.partitions);
         let waiter = if q.wait_ms > 0 {
             let api2 = api.clone();
-            Some(
-                tokio::task::spawn_blocking(move || receipts_end(&api2, partition))
-                    .await
-                    .map_err(ApiError::internal)??,
-            )
+            Some(blocking(move || receipts_end(&api2, partition)).await?)
         } else {
             None
         };
@@ -185,11 +182,10 @@ pub async fn post_intent(
                     intent.action_id.clone(),
                 );
                 let deadline = started + Duration::from_millis(q.wait_ms);
-                tokio::task::spawn_blocking(move || {
+                blocking(move || {
                     wait_receipt(&api2, &c, partition, from, &account, &action, deadline)
                 })
-                .await
-                .map_err(ApiError::internal)??
+                .await?
             }
             None => None,
         };

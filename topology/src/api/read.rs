@@ -31,6 +31,15 @@ pub fn finish<T: IntoResponse>(
     resp
 }
 
+/// Runs `f` off the async executor (view store reads block).
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(ApiError::internal)?
+}
+
 /// `GET /v1/profile` parameters.
 #[derive(Debug, Deserialize)]
 pub struct ProfileParams {
@@ -68,7 +77,7 @@ pub async fn profile(
     Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = tokio::task::spawn_blocking(move || -> Result<ProfileAnswer, ApiError> {
+    let r = blocking(move || -> Result<ProfileAnswer, ApiError> {
         let account = target(&p, q.account.as_deref())?;
         let as_of = q.as_of.unwrap_or_else(now_ms);
         let rows = readable(&api, &p, &account)?;
@@ -81,8 +90,6 @@ pub async fn profile(
         })
     })
     .await
-    .map_err(ApiError::internal)
-    .and_then(|r| r)
     .map(axum::Json);
     finish("profile", started, r)
 }
@@ -115,7 +122,7 @@ pub async fn playbook(
     Query(q): Query<AccountParam>,
 ) -> Response {
     let started = Instant::now();
-    let r = tokio::task::spawn_blocking(move || -> Result<PlaybookAnswer, ApiError> {
+    let r = blocking(move || -> Result<PlaybookAnswer, ApiError> {
         let account = target(&p, q.account.as_deref())?;
         if id.len() > 64 {
             return Err(ApiError::unavailable());
@@ -136,8 +143,6 @@ pub async fn playbook(
         })
     })
     .await
-    .map_err(ApiError::internal)
-    .and_then(|r| r)
     .map(axum::Json);
     finish("playbook", started, r)
 }
@@ -219,7 +224,7 @@ pub async fn timeline(
     Query(q): Query<TimelineParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = tokio::task::spawn_blocking(move || -> Result<TimelineAnswer, ApiError> {
+    let r = blocking(move || -> Result<TimelineAnswer, ApiError> {
         let account = target(&p, q.account.as_deref())?;
         let limit = q.limit.unwrap_or(20);
         if !(1..=40).contains(&limit) {
@@ -275,8 +280,6 @@ pub async fn timeline(
         })
     })
     .await
-    .map_err(ApiError::internal)
-    .and_then(|r| r)
     .map(axum::Json);
     finish("timeline", started, r)
 }
@@ -289,7 +292,7 @@ pub async fn export(
     Query(q): Query<AccountParam>,
 ) -> Response {
     let started = Instant::now();
-    let r = tokio::task::spawn_blocking(move || -> Result<Response, ApiError> {
+    let r = blocking(move || -> Result<Response, ApiError> {
         let account = target(&p, q.account.as_deref())?;
         if account != p.account_id() {
             return Err(ApiError::new(
@@ -324,8 +327,6 @@ pub async fn export(
         )
             .into_response())
     })
-    .await
-    .map_err(ApiError::internal)
-    .and_then(|r| r);
+    .await;
     finish("export", started, r)
 }

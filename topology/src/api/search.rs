@@ -18,7 +18,7 @@ use kledger_schemas::{AssertionClass, Kind, Status};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::read::finish;
+use super::read::{blocking, finish};
 use super::{Api, ApiError, Caller, now_ms, target};
 use crate::vector::QueryVector;
 
@@ -171,9 +171,7 @@ pub async fn search(
         }
         let req: SearchRequest = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
-        tokio::task::spawn_blocking(move || search_knowledge(&api, &p, req))
-            .await
-            .map_err(ApiError::internal)?
+        blocking(move || search_knowledge(&api, &p, req)).await
     }
     .await
     .map(axum::Json);
