@@ -12,7 +12,10 @@ const NOW: i64 = 1_767_225_600_000;
 const DAY: i64 = 86_400_000;
 
 fn golden(name: &str, actual: &str) {
-    let path = format!("{}/tests/golden/{name}", env!("CARGO_MANIFEST_DIR"));
+    // The directory at run time: a shared target dir may hold a binary built from another clone.
+    let dir =
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+    let path = format!("{dir}/tests/golden/{name}");
     if std::env::var_os("KLEDGER_BLESS").is_some() {
         std::fs::write(&path, actual).unwrap();
     }

@@ -256,8 +256,9 @@ pub struct StateConfig {
     pub db_write_buffer_bytes: usize,
     /// Write RocksDB's write-ahead log (off: state is rebuilt from the outbox after a crash).
     pub wal: bool,
-    /// Delete a partition's keys when it is revoked. Off by default: kept state is caught up
-    /// from the outbox when the partition comes back, which makes rebalances cheap.
+    /// Delete a revoked partition's keys once the rebalance that revoked it has assigned it
+    /// elsewhere. Off by default: kept state is caught up from the outbox when the partition
+    /// comes back, which makes rebalances cheap.
     pub drop_on_revoke: bool,
 }
 

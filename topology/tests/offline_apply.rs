@@ -30,7 +30,10 @@ fn run(store: &dyn kledger_state::StateStore, input: &str) -> (ApplySummary, Str
 }
 
 fn golden(name: &str, actual: &str) {
-    let path = format!("{}/../examples/expected/{name}", env!("CARGO_MANIFEST_DIR"));
+    // The directory at run time: a shared target dir may hold a binary built from another clone.
+    let dir =
+        std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
+    let path = format!("{dir}/../examples/expected/{name}");
     if std::env::var_os("KLEDGER_BLESS").is_some() {
         std::fs::write(&path, actual).unwrap();
     }

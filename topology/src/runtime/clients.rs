@@ -10,8 +10,16 @@
 //!   (offsets are committed only after commits, receipts and state are durable),
 //!   `isolation.level=read_committed`, `auto.offset.reset=earliest` (a new group starts at the
 //!   beginning, never skips intents), `statistics.interval.ms=5000` (lag metrics),
-//!   `partition.assignment.strategy=cooperative-sticky` (a rebalance moves only the partitions
-//!   that change owner, so the others keep processing and need no restore);
+//!   `partition.assignment.strategy=range` (eager), `session.timeout.ms=10000`. Eager, not
+//!   cooperative-sticky: the embedded tansu 0.6 coordinator answers every JoinGroup at once
+//!   (no join barrier) and starts a new generation whenever a member's metadata changes;
+//!   cooperative-sticky's metadata carries the owned partitions, so its two-round rebalance
+//!   became a generation ping-pong in which a member was evicted mid-join and partitions stayed
+//!   unowned. Eager rejoin metadata is the same every time: one generation per membership
+//!   change. Revoking everything costs little here, because state is kept over a revoke and a
+//!   partition that comes back only folds the outbox records it missed. The session timeout
+//!   stays short because tansu expires a dead member only on its timeout and a restarted
+//!   instance must not wait long for its partitions;
 //! - the restore consumer: no group, `read_committed`, `enable.partition.eof=true` (knows where
 //!   the outbox ends).
 
@@ -219,7 +227,7 @@ pub fn consumer_config(config: &Config) -> ClientConfig {
         .set("statistics.interval.ms", "5000")
         .set("session.timeout.ms", "10000")
         .set("max.poll.interval.ms", "300000")
-        .set("partition.assignment.strategy", "cooperative-sticky");
+        .set("partition.assignment.strategy", "range");
     passthrough(&mut c, &config.kafka.consumer_properties);
     c
 }
@@ -262,4 +270,25 @@ pub fn producer_config(config: &Config, transactional_id: Option<&str>) -> Clien
     }
     passthrough(&mut c, &config.kafka.producer_properties);
     c
+}
+
+/// Seeks `topic`/`p` of `consumer` to `offset`; a failure (e.g. librdkafka's "erroneous state"
+/// right after an assignment) is logged, not returned: the caller's position check or idle
+/// probe seeks again later.
+pub fn seek_or_retry_later<C: ConsumerContext>(
+    consumer: &BaseConsumer<C>,
+    topic: &str,
+    p: i32,
+    offset: i64,
+    why: &str,
+) {
+    tracing::debug!(topic, partition = p, seek = offset, why, "seek");
+    if let Err(e) = consumer.seek(
+        topic,
+        p,
+        rdkafka::Offset::Offset(offset),
+        Duration::from_secs(30),
+    ) {
+        tracing::debug!(topic, partition = p, error = %e, "seek failed; trying again later");
+    }
 }

@@ -10,6 +10,16 @@
 //!   returns records before the position; a jump that repeats after that is a real gap
 //!   (transaction markers under read_committed, compaction) and is accepted. On Apache Kafka
 //!   the first record is always the position, so none of this triggers.
+//! - the same broker answers a fetch from inside a partition's *last* batch with nothing at
+//!   all, so no read runs ahead to reveal it. A position that has not been served since it was
+//!   set (no record at or before it) and reads nothing for [`IDLE_PROBE`] is probed: sought
+//!   back the same way ([`IdleProbe`]). Once a fetch served it, nothing more is probed.
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+/// Quiet time after which a position that was never served is probed backwards.
+pub const IDLE_PROBE: Duration = Duration::from_millis(1_000);
 
 /// First seek-back distance.
 pub const FIRST_STEP: i64 = 64;
@@ -38,6 +48,7 @@ pub struct Position {
     seeking: bool,
     saw_before_next: bool,
     bottom_hits: u32,
+    served: bool,
 }
 
 impl Position {
@@ -49,6 +60,8 @@ impl Position {
             seeking: false,
             saw_before_next: false,
             bottom_hits: 0,
+            // Offset 0 starts a batch: nothing to probe.
+            served: next == 0,
         }
     }
 
@@ -57,13 +70,49 @@ impl Position {
         self.next
     }
 
-    /// Whether a seek back is in progress.
+    /// Whether a seek back is still on its way (the broker has not yet served the region
+    /// before the position); an end-of-partition report before that is not the end.
     pub fn seeking(&self) -> bool {
-        self.seeking
+        self.seeking && !self.saw_before_next
+    }
+
+    /// Whether a fetch has served this position (a record at or before it was read): from
+    /// then on the consumer reads in order from batch boundaries.
+    pub fn served(&self) -> bool {
+        self.served
+    }
+
+    /// For a position that reads nothing: where to seek to find out whether the broker skipped
+    /// it (see the module comment). None once the position was served or the search reached
+    /// the start.
+    pub fn probe(&mut self) -> Option<i64> {
+        if self.served {
+            return None;
+        }
+        let target = self.step_back();
+        if target == 0 {
+            // From the start nothing can be skipped: this is the last probe.
+            self.served = true;
+        }
+        Some(target)
+    }
+
+    fn step_back(&mut self) -> i64 {
+        // Big steps: every probe is a fetch round trip, while re-reading records older than
+        // the position only costs dropping them.
+        self.back = if self.back == 0 {
+            FIRST_STEP
+        } else {
+            self.back.saturating_mul(STEP_FACTOR)
+        };
+        self.seeking = true;
+        self.saw_before_next = false;
+        (self.next - self.back).max(0)
     }
 
     fn advance(&mut self, offset: i64) -> Verdict {
         *self = Self::at(offset + 1);
+        self.served = true;
         Verdict::Accept
     }
 
@@ -73,6 +122,7 @@ impl Position {
             if self.seeking {
                 self.saw_before_next = true;
             }
+            self.served = true;
             return Verdict::Drop;
         }
         if offset == self.next || (self.seeking && self.saw_before_next) {
@@ -88,16 +138,44 @@ impl Position {
             }
             return Verdict::SeekTo(0);
         }
-        // Big steps: every probe is a fetch round trip, while re-reading records older than
-        // the position only costs dropping them.
-        self.back = if self.back == 0 {
-            FIRST_STEP
-        } else {
-            self.back.saturating_mul(STEP_FACTOR)
-        };
-        self.seeking = true;
-        self.saw_before_next = false;
-        Verdict::SeekTo((self.next - self.back).max(0))
+        Verdict::SeekTo(self.step_back())
+    }
+}
+
+/// When to probe positions that read nothing (see [`Position::probe`]).
+#[derive(Debug, Default)]
+pub struct IdleProbe {
+    quiet_since: BTreeMap<i32, Instant>,
+}
+
+impl IdleProbe {
+    /// Partition `p` read a record in the round that ended `now`.
+    pub fn seen(&mut self, p: i32, now: Instant) {
+        if let Some(t) = self.quiet_since.get_mut(&p) {
+            *t = now;
+        }
+    }
+
+    /// Seeks (partition, offset) for the positions not yet served that read nothing for
+    /// [`IDLE_PROBE`].
+    pub fn due(
+        &mut self,
+        positions: &mut BTreeMap<i32, Position>,
+        now: Instant,
+    ) -> Vec<(i32, i64)> {
+        self.quiet_since
+            .retain(|p, _| positions.get(p).is_some_and(|pos| !pos.served()));
+        let mut seeks = Vec::new();
+        for (&p, pos) in positions.iter_mut().filter(|(_, pos)| !pos.served()) {
+            let since = self.quiet_since.entry(p).or_insert(now);
+            if now.duration_since(*since) >= IDLE_PROBE {
+                *since = now;
+                if let Some(o) = pos.probe() {
+                    seeks.push((p, o));
+                }
+            }
+        }
+        seeks
     }
 }
 
@@ -166,6 +244,48 @@ mod tests {
         assert_eq!(p.check(3), Verdict::SeekTo(0));
         assert_eq!(p.check(3), Verdict::Accept);
         assert_eq!(p.next(), 4);
+    }
+
+    #[test]
+    fn a_position_inside_the_last_batch_is_probed_until_served() {
+        // Batch [100..600) is the last; the broker answers a fetch inside it with nothing.
+        let mut p = Position::at(554);
+        assert!(!p.served());
+        let mut fetch = 554;
+        let mut probes = 0;
+        while fetch > 100 {
+            fetch = p.probe().expect("not served yet");
+            probes += 1;
+            assert!(probes < 10);
+        }
+        // The fetch at a batch boundary returns the batch: older records are dropped, then
+        // the position is read.
+        assert_eq!(p.check(100), Verdict::Drop);
+        assert!(p.served() && !p.seeking());
+        assert_eq!(p.check(554), Verdict::Accept);
+        assert_eq!(p.probe(), None);
+    }
+
+    #[test]
+    fn an_end_of_partition_after_the_probe_was_served_is_the_end() {
+        let mut p = Position::at(40);
+        assert_eq!(p.probe(), Some(0));
+        assert!(p.seeking());
+        assert_eq!(p.check(0), Verdict::Drop);
+        assert!(!p.seeking());
+        assert_eq!(p.probe(), None);
+    }
+
+    #[test]
+    fn idle_probe_waits_for_the_quiet_time_and_skips_served_positions() {
+        let t0 = Instant::now();
+        let mut positions = BTreeMap::from([(1, Position::at(500)), (2, Position::at(0))]);
+        let mut idle = IdleProbe::default();
+        assert!(idle.due(&mut positions, t0).is_empty());
+        idle.seen(1, t0 + IDLE_PROBE / 2);
+        assert!(idle.due(&mut positions, t0 + IDLE_PROBE).is_empty());
+        let due = idle.due(&mut positions, t0 + IDLE_PROBE * 2);
+        assert_eq!(due, vec![(1, 500 - FIRST_STEP)]);
     }
 
     #[test]

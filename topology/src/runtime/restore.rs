@@ -19,8 +19,8 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::Config;
 use crate::metrics as m;
-use crate::runtime::clients::RestoreContext;
-use crate::runtime::position::{Position, Verdict};
+use crate::runtime::clients::{RestoreContext, seek_or_retry_later};
+use crate::runtime::position::{IdleProbe, Position, Verdict};
 
 /// How long a restore may go without reading anything before it fails.
 pub const RESTORE_STALL_MAX: Duration = Duration::from_secs(60);
@@ -58,9 +58,13 @@ pub fn restore(
     let mut overlay = Overlay::new(store);
     let mut in_overlay = 0usize;
     let mut last_progress = Instant::now();
+    let mut idle = IdleProbe::default();
     while !open.is_empty() {
         if shutdown.load(Ordering::Relaxed) {
             bail!("shutdown during restore");
+        }
+        for (p, o) in idle.due(&mut positions, Instant::now()) {
+            seek_or_retry_later(&consumer, outbox, p, o, "restore read nothing: probe");
         }
         match consumer.poll(Duration::from_millis(200)) {
             Some(Ok(msg)) => {
@@ -69,6 +73,9 @@ pub fn restore(
                 let Some(pos) = positions.get_mut(&p) else {
                     continue;
                 };
+                if !pos.served() {
+                    idle.seen(p, last_progress);
+                }
                 match pos.check(msg.offset()) {
                     Verdict::Accept => {}
                     Verdict::Drop => continue,

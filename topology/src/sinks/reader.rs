@@ -20,9 +20,10 @@ use crate::metrics as m;
 use crate::runtime::batch::{Decided, dead_letter};
 use crate::runtime::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+    seek_or_retry_later,
 };
 use crate::runtime::delivery::{await_delivery, send};
-use crate::runtime::position::{Position, Verdict};
+use crate::runtime::position::{IdleProbe, Position, Verdict};
 use crate::topics::Topics;
 
 /// Dead-letter code of an outbox record a sink cannot decode.
@@ -42,6 +43,7 @@ pub struct OutboxReader {
     deliveries: Receiver<Delivery>,
     next_id: u64,
     positions: BTreeMap<i32, Position>,
+    idle: IdleProbe,
     lookup: KnownSchemas,
 }
 
@@ -91,6 +93,7 @@ impl OutboxReader {
             deliveries,
             next_id: 0,
             positions: BTreeMap::new(),
+            idle: IdleProbe::default(),
             lookup: KnownSchemas::default(),
         })
     }
@@ -142,6 +145,7 @@ impl OutboxReader {
         let batch = self.collect();
         let mut keep = Vec::with_capacity(batch.len());
         let mut reseek = BTreeSet::new();
+        let now = Instant::now();
         for msg in batch {
             let p = msg.partition();
             if reseek.contains(&p) {
@@ -150,6 +154,9 @@ impl OutboxReader {
             let Some(pos) = self.positions.get_mut(&p) else {
                 continue;
             };
+            if !pos.served() {
+                self.idle.seen(p, now);
+            }
             match pos.check(msg.offset()) {
                 Verdict::Accept => keep.push(msg),
                 Verdict::Drop => {}
@@ -157,17 +164,19 @@ impl OutboxReader {
                     // Right after an assignment the seek may fail ("erroneous state"): the
                     // partition's records are dropped and the next read that runs ahead
                     // seeks again.
-                    if let Err(e) = self.consumer.seek(
-                        &self.topics.outbox,
-                        p,
-                        Offset::Offset(o),
-                        Duration::from_secs(30),
-                    ) {
-                        tracing::debug!(sink = self.sink, partition = p, error = %e, "seek back");
-                    }
+                    seek_or_retry_later(&self.consumer, &self.topics.outbox, p, o, "ran ahead");
                     reseek.insert(p);
                 }
             }
+        }
+        for (p, o) in self.idle.due(&mut self.positions, now) {
+            seek_or_retry_later(
+                &self.consumer,
+                &self.topics.outbox,
+                p,
+                o,
+                "read nothing: probe",
+            );
         }
         Ok(keep)
     }

@@ -26,10 +26,11 @@ use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::clients::seek_or_retry_later;
 use super::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
-use super::position::{Position, Verdict};
+use super::position::{IdleProbe, Position, Verdict};
 use super::restore::restore;
 use super::status::Status;
 use crate::config::{Config, DeliveryMode};
@@ -72,6 +73,11 @@ pub struct Processor {
     restores: Receiver<RestoreDone>,
     restore_tx: Sender<RestoreDone>,
     restore_threads: Vec<std::thread::JoinHandle<()>>,
+    /// Partitions revoked since the last assignment (eager rebalances revoke everything and
+    /// often hand the same partitions back).
+    revoked: BTreeSet<i32>,
+    /// Probes positions that read nothing (tansu's last-batch fetch quirk).
+    idle: IdleProbe,
     positions: BTreeMap<i32, Position>,
     status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
@@ -140,6 +146,8 @@ impl Processor {
             restores,
             restore_tx,
             restore_threads: Vec::new(),
+            revoked: BTreeSet::new(),
+            idle: IdleProbe::default(),
             positions: BTreeMap::new(),
             status,
             shutdown,
@@ -203,6 +211,7 @@ impl Processor {
     fn in_order(&mut self, batch: Vec<OwnedMessage>) -> anyhow::Result<Vec<OwnedMessage>> {
         let mut keep = Vec::with_capacity(batch.len());
         let mut reseek: BTreeSet<i32> = BTreeSet::new();
+        let now = Instant::now();
         for m in batch {
             let p = m.partition();
             if !matches!(self.parts.get(&p), Some(Part::Ready { .. })) || reseek.contains(&p) {
@@ -212,6 +221,9 @@ impl Processor {
                 .positions
                 .entry(p)
                 .or_insert_with(|| Position::at(m.offset()));
+            if !pos.served() {
+                self.idle.seen(p, now);
+            }
             match pos.check(m.offset()) {
                 Verdict::Accept => keep.push(m),
                 Verdict::Drop => {}
@@ -232,6 +244,15 @@ impl Processor {
                     reseek.insert(p);
                 }
             }
+        }
+        for (p, o) in self.idle.due(&mut self.positions, now) {
+            seek_or_retry_later(
+                &self.consumer,
+                &self.topics.intents,
+                p,
+                o,
+                "read nothing: probe",
+            );
         }
         Ok(keep)
     }
@@ -281,6 +302,20 @@ impl Processor {
                 RebalanceEvent::Assigned(ps) => {
                     tracing::info!(partitions = ?ps, "assigned");
                     self.status.set_joined();
+                    // A revoked partition that did not come back is dropped now (when
+                    // configured); one that came back keeps its state and restore folds only
+                    // what it missed.
+                    let gone: Vec<i32> = std::mem::take(&mut self.revoked)
+                        .into_iter()
+                        .filter(|p| !ps.contains(p))
+                        .collect();
+                    if self.config.state.drop_on_revoke {
+                        for p in gone {
+                            self.store
+                                .drop_partition(p)
+                                .context("drop revoked partition")?;
+                        }
+                    }
                     self.start_restore(&ps, 0)?;
                 }
                 RebalanceEvent::Revoked(ps) => {
@@ -288,11 +323,7 @@ impl Processor {
                     for p in &ps {
                         self.parts.remove(p);
                         self.positions.remove(p);
-                        if self.config.state.drop_on_revoke {
-                            self.store
-                                .drop_partition(*p)
-                                .context("drop revoked partition")?;
-                        }
+                        self.revoked.insert(*p);
                     }
                 }
                 RebalanceEvent::Error(e) => tracing::warn!(error = %e, "rebalance error"),
