@@ -11,6 +11,7 @@
 //! - [`api`]: the owner-scoped read API.
 //! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
 //! - [`publish`]: `kledger publish`.
+//! - [`replay`]: `kledger replay verify`.
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
 pub mod api;
@@ -19,7 +20,9 @@ pub mod embedded;
 pub mod http;
 pub mod metrics;
 pub mod offline;
+pub mod progress;
 pub mod publish;
+pub mod replay;
 pub mod runtime;
 pub mod sinks;
 pub mod topics;

@@ -87,6 +87,29 @@ enum Command {
         #[command(subcommand)]
         command: StateCommand,
     },
+    /// Replay the intents topic.
+    Replay {
+        #[command(subcommand)]
+        command: ReplayCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum ReplayCommand {
+    /// Re-decide the intents topic into a scratch state and compare every commit with the
+    /// outbox, byte for byte. Exits 1 at the first difference.
+    Verify {
+        /// Start a partition at this intent offset (partition:offset; repeatable). The outbox
+        /// commits of earlier intents are folded into the scratch state first.
+        #[arg(long = "from", value_parser = kledger_topology::replay::parse_from)]
+        from: Vec<(i32, i64)>,
+        /// Scratch state directory (must not exist; removed afterwards).
+        #[arg(long)]
+        scratch: Option<PathBuf>,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -296,6 +319,38 @@ fn main() -> anyhow::Result<()> {
                 &config.state.rocks(),
             )?;
             println!("{}", digest(&store)?);
+        }
+        Command::Replay {
+            command:
+                ReplayCommand::Verify {
+                    from,
+                    scratch,
+                    quiet,
+                },
+        } => {
+            let scratch = scratch.unwrap_or_else(|| {
+                std::env::temp_dir().join(format!("kledger-replay-{}", std::process::id()))
+            });
+            let from = from.into_iter().collect();
+            let report = kledger_topology::replay::verify_topics(&config, &from, &scratch, !quiet)?;
+            let c = &report.counts;
+            match &report.difference {
+                None => eprintln!(
+                    "replay verify: ok: {} intents re-decided, {} commits identical, {} repeats skipped, {} folded before the start, {} partitions",
+                    c.intents,
+                    c.commits,
+                    c.repeats,
+                    c.folded,
+                    report.partitions.len()
+                ),
+                Some(d) => {
+                    eprintln!(
+                        "replay verify: FAILED after {} identical commits\n{d}",
+                        c.commits
+                    );
+                    std::process::exit(1);
+                }
+            }
         }
         Command::State {
             command: StateCommand::Checkpoint { state, out },

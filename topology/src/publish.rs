@@ -7,7 +7,6 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use indicatif::{ProgressBar, ProgressStyle};
 use kledger_processors::routing::partition_for;
 use kledger_schemas::IntentRecord;
 use kledger_schemas::avro::encode_single_object;
@@ -40,15 +39,7 @@ pub fn publish(
     let producer: ThreadedProducer<DeliveryContext> = producer_config(config, None)
         .create_with_context(DeliveryContext::new(tx))
         .context("create producer")?;
-    let bar = if progress {
-        ProgressBar::new_spinner()
-    } else {
-        ProgressBar::hidden()
-    };
-    bar.set_style(
-        ProgressStyle::with_template("{spinner} {pos} intents published ({per_sec}) {elapsed}")
-            .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-    );
+    let bar = crate::progress::bar(None, "intents published", progress);
     let mut summary = PublishSummary::default();
     let mut sent: BTreeSet<u64> = BTreeSet::new();
     let mut line = String::new();

@@ -162,15 +162,23 @@ pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
 
 /// Whether every partition of `topic` is empty (high watermark 0). Blocking.
 pub fn is_empty(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<bool> {
+    Ok(high_watermarks(bootstrap, topic, partitions)?
+        .iter()
+        .all(|&h| h == 0))
+}
+
+/// The high watermark of each partition of `topic`, as the broker answers an offset lookup.
+/// Blocking. An estimate (progress bars, emptiness): tansu 0.6 may answer stale values, so
+/// nothing that must be exact relies on it.
+pub fn high_watermarks(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<Vec<i64>> {
     let consumer: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
         .context("create metadata client")?;
-    for p in 0..partitions {
-        let (_, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?;
-        if high > 0 {
-            return Ok(false);
-        }
-    }
-    Ok(true)
+    (0..partitions)
+        .map(|p| {
+            let (_, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?;
+            Ok(high)
+        })
+        .collect()
 }

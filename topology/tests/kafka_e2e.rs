@@ -97,6 +97,15 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     assert_eq!(answered.len(), records.len(), "every intent has a receipt");
     let store = RocksStore::open(dir.path(), &RocksConfig::default()).unwrap();
     assert_eq!(digest(&store).unwrap(), want_digest);
+
+    // `kledger replay verify` over the same topics: every commit re-decided identically.
+    let scratch = dir.path().join("replay");
+    let report =
+        kledger_topology::replay::verify_topics(&c, &Default::default(), &scratch, false).unwrap();
+    assert_eq!(report.difference, None);
+    assert_eq!(report.counts.commits as usize, want.len());
+    assert_eq!(report.counts.intents as usize, records.len());
+    assert!(!scratch.exists(), "scratch state removed");
 }
 
 #[test]
@@ -202,6 +211,17 @@ fn replayed_commits_in_the_outbox_are_no_ops_for_restore() {
         p.send(r).map_err(|(e, _)| e).unwrap();
     }
     p.flush(Duration::from_secs(10)).unwrap();
+    // Replay verify skips the repeats as the fold does, and counts them.
+    let report = kledger_topology::replay::verify_topics(
+        &c,
+        &Default::default(),
+        &dir.path().join("replay"),
+        false,
+    )
+    .unwrap();
+    assert_eq!(report.difference, None);
+    assert_eq!(report.counts.commits as usize, want.len());
+    assert_eq!(report.counts.repeats as usize, want.len().div_ceil(3));
     let fresh = tempfile::tempdir().unwrap();
     let c2 = config(&b.bootstrap, fresh.path(), PARTITIONS, "e2e-zombie-2");
     run_until_ready(&b, &c2);
@@ -252,6 +272,32 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
     .map_err(|(e, _)| e)
     .unwrap();
     p.flush(Duration::from_secs(10)).unwrap();
+    // Replay verify names the forged record: its partition, account and seq.
+    let report = kledger_topology::replay::verify_topics(
+        &c,
+        &Default::default(),
+        &dir.path().join("replay"),
+        false,
+    )
+    .unwrap();
+    let d = report
+        .difference
+        .expect("replay verify finds the forged commit");
+    assert_eq!(
+        d.kind,
+        kledger_topology::replay::DiffKind::NotProduced,
+        "{d}"
+    );
+    assert_eq!(
+        (d.partition, d.account_id.as_str(), d.commit_seq),
+        (forged.intent_partition, forged.account_id.as_str(), 2),
+        "{d}"
+    );
+    let outbox_len = want
+        .iter()
+        .filter(|x| x.intent_partition == forged.intent_partition)
+        .count() as i64;
+    assert_eq!(d.outbox_offset, Some(outbox_len), "{d}");
     let fresh = tempfile::tempdir().unwrap();
     let c2 = config(&b.bootstrap, fresh.path(), PARTITIONS, "e2e-fork");
     let running = b.rt.block_on(runtime::start(c2)).unwrap();
