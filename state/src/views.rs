@@ -178,6 +178,35 @@ pub struct ViewStore {
 impl ViewStore {
     /// Opens (or creates) the store at `path` with a block cache of `cache_bytes`.
     pub fn open(path: &Path, cache_bytes: usize) -> Result<Self, StateError> {
+        let (db_opts, cfs) = Self::options(cache_bytes);
+        Ok(Self {
+            db: DB::open_cf_descriptors(&db_opts, path, cfs)?,
+        })
+    }
+
+    /// Opens the store at `primary` read-only as a RocksDB secondary instance (its own files
+    /// under `secondary`), for a process that serves reads while another one writes. It sees
+    /// the primary's writes after [`ViewStore::catch_up`].
+    pub fn open_secondary(
+        primary: &Path,
+        secondary: &Path,
+        cache_bytes: usize,
+    ) -> Result<Self, StateError> {
+        let (mut db_opts, cfs) = Self::options(cache_bytes);
+        db_opts.create_if_missing(false);
+        // A secondary keeps every file it may read open.
+        db_opts.set_max_open_files(-1);
+        Ok(Self {
+            db: DB::open_cf_descriptors_as_secondary(&db_opts, primary, secondary, cfs)?,
+        })
+    }
+
+    /// Brings a secondary instance up to the primary's latest writes (no-op on a primary).
+    pub fn catch_up(&self) -> Result<(), StateError> {
+        Ok(self.db.try_catch_up_with_primary()?)
+    }
+
+    fn options(cache_bytes: usize) -> (Options, Vec<ColumnFamilyDescriptor>) {
         let cache = Cache::new_lru_cache(cache_bytes);
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
@@ -194,10 +223,9 @@ impl ViewStore {
         db_opts.set_atomic_flush(true);
         let cfs = CFS
             .iter()
-            .map(|n| ColumnFamilyDescriptor::new(*n, cf_opts.clone()));
-        Ok(Self {
-            db: DB::open_cf_descriptors(&db_opts, path, cfs)?,
-        })
+            .map(|n| ColumnFamilyDescriptor::new(*n, cf_opts.clone()))
+            .collect();
+        (db_opts, cfs)
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily, StateError> {

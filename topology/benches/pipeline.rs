@@ -283,7 +283,6 @@ fn main() {
         c.state.dir = dir.path().join(format!("state-{run}"));
         c.views.dir = dir.path().join(format!("views-{run}"));
         c.vectors.dir = dir.path().join(format!("vectors-{run}"));
-        c.vectors.marks_dir = dir.path().join(format!("marks-{run}"));
         let before = Scrape::now();
         let running = rt.block_on(runtime::start(c.clone())).expect("start");
         // Both rates run from the first record: group join and restore are not throughput.

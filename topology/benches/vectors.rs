@@ -28,10 +28,16 @@ use kledger_testkit::{GenConfig, Generator, Ledger};
 use kledger_topology::api::Api;
 use kledger_topology::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::config::Config;
+use kledger_topology::generations::Live;
 use kledger_topology::sinks::vectors::{apply, plan};
 use kledger_topology::vector::edge::EdgeIndex;
 use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
-use kledger_topology::vector::{Point, QueryVector, VectorIndex};
+use kledger_topology::vector::{Point, QueryVector, VectorGen, VectorIndex};
+
+/// The bench's projections never swap generations.
+fn no_swap<T>(_: &std::path::Path) -> anyhow::Result<T> {
+    anyhow::bail!("no generation swaps in this bench")
+}
 
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
@@ -160,12 +166,30 @@ fn main() {
         views.write(vb).expect("write");
     }
     let index: Arc<dyn VectorIndex> = Arc::new(sink_index);
+    let live_index = Live::with_value(
+        &dir.path().join("gens"),
+        "g000001",
+        VectorGen {
+            index: index.clone(),
+            marks: None,
+        },
+        no_swap::<VectorGen>,
+    )
+    .expect("live index");
     let api = Api {
         config: Arc::new(Config::default()),
-        views: Arc::new(views),
+        views: Arc::new(
+            Live::with_value(
+                &dir.path().join("gens"),
+                "g000001",
+                views,
+                no_swap::<ViewStore>,
+            )
+            .expect("live views"),
+        ),
         partitions: PARTITIONS,
         producer: Arc::default(),
-        index: Some(index.clone()),
+        index: Some(Arc::new(live_index)),
         embedder: Some(Arc::new(embedder.clone())),
     };
     let accounts: Vec<String> = {

@@ -47,12 +47,11 @@ pub struct VectorsConfig {
     pub enabled: bool,
     /// `edge` (Qdrant's engine in-process, under `dir`) or `server` (a Qdrant server at `url`).
     pub backend: String,
-    /// Directory of the in-process engine's collections.
+    /// Directory of the projection's generations (`gNNNNNN/`: the in-process engine's index
+    /// and the sink's marks; `ACTIVE` names the one in use).
     pub dir: PathBuf,
     /// Qdrant server gRPC URL (backend `server`), e.g. `http://127.0.0.1:6334`.
     pub url: String,
-    /// Directory of the sink's marks (positions and per-account progress).
-    pub marks_dir: PathBuf,
     /// Outbox records per sink batch at most.
     pub batch_records_max: usize,
     /// How long a batch waits for more records after its first.
@@ -68,7 +67,6 @@ impl Default for VectorsConfig {
             backend: "edge".into(),
             dir: PathBuf::from("data/vectors"),
             url: String::new(),
-            marks_dir: PathBuf::from("data/vector-marks"),
             batch_records_max: 1_000,
             batch_wait_ms: 50,
             embedder: EmbedderConfig::default(),
@@ -119,7 +117,7 @@ impl Default for EmbedderConfig {
 pub struct ViewsConfig {
     /// Run the view sink in this process.
     pub enabled: bool,
-    /// View store directory.
+    /// Directory of the view store's generations (`gNNNNNN/`; `ACTIVE` names the one in use).
     pub dir: PathBuf,
     /// Block cache of the view store.
     pub cache_bytes: usize,

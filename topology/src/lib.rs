@@ -3,6 +3,7 @@
 //!
 //! Layout:
 //! - [`config`]: TOML configuration with `KLEDGER_*` overrides.
+//! - [`generations`]: projection generations (rebuilds swapped in atomically).
 //! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
 //! - [`topics`]: topic names, creation, the co-partitioning check.
 //! - [`offline`]: `kledger apply`, the offline mode over JSON lines.
@@ -11,19 +12,23 @@
 //! - [`api`]: the owner-scoped read API.
 //! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
 //! - [`publish`]: `kledger publish`.
-//! - [`replay`]: `kledger replay verify`.
+//! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild views|qdrant`;
+//!   [`stateops`]: `kledger state restore`.
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
 pub mod api;
 pub mod config;
 pub mod embedded;
+pub mod generations;
 pub mod http;
 pub mod metrics;
 pub mod offline;
 pub mod progress;
 pub mod publish;
+pub mod rebuild;
 pub mod replay;
 pub mod runtime;
 pub mod sinks;
+pub mod stateops;
 pub mod topics;
 pub mod vector;

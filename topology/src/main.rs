@@ -38,6 +38,10 @@ enum Command {
         /// Publish this intents file once the processor runs, if the intents topic is empty.
         #[arg(long)]
         demo: Option<PathBuf>,
+        /// What this process runs, comma-separated: apply, project-views, project-qdrant, api,
+        /// all. Roles other than all need an external broker (one embedded broker per host).
+        #[arg(long, env = "KLEDGER_ROLE", default_value = "all", value_parser = runtime::Roles::parse)]
+        role: runtime::Roles,
     },
     /// Publish intent records (JSON lines) to the intents topic.
     Publish {
@@ -92,6 +96,15 @@ enum Command {
         #[command(subcommand)]
         command: ReplayCommand,
     },
+    /// Rebuild a projection from the outbox into a new generation, swapped in when caught up.
+    Rebuild {
+        /// Which projection: views or qdrant.
+        #[arg(value_parser = ["views", "qdrant"])]
+        projection: String,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +140,22 @@ enum StateCommand {
         /// State directory (default: the configured one).
         #[arg(long)]
         state: Option<PathBuf>,
+    },
+    /// Fill an empty state directory from a checkpoint, or by folding the whole outbox.
+    Restore {
+        /// State directory to fill (default: the configured one); must be empty or missing.
+        #[arg(long)]
+        state: Option<PathBuf>,
+        /// A checkpoint written by `kledger state checkpoint`.
+        #[arg(
+            long,
+            conflicts_with = "from_outbox",
+            required_unless_present = "from_outbox"
+        )]
+        checkpoint: Option<PathBuf>,
+        /// Fold every outbox partition from the start (the processor's restore).
+        #[arg(long)]
+        from_outbox: bool,
     },
     /// Write a consistent RocksDB checkpoint of the state to a new directory.
     Checkpoint {
@@ -186,9 +215,9 @@ async fn wait_for_signal() {
     }
 }
 
-async fn run(config: Config, demo: Option<PathBuf>) -> anyhow::Result<()> {
+async fn run(config: Config, demo: Option<PathBuf>, roles: runtime::Roles) -> anyhow::Result<()> {
     let http = config.http.listen.clone();
-    let running = runtime::start(config.clone()).await?;
+    let running = runtime::start_roles(config.clone(), roles).await?;
     eprintln!(
         "kledger running: bootstrap {} ({} partitions), metrics at http://{http}/metrics, readiness at http://{http}/readyz, read API at http://{http}/v1 ({} principals)",
         running.bootstrap,
@@ -233,7 +262,40 @@ fn main() -> anyhow::Result<()> {
         .enable_all()
         .build()?;
     match cli.command {
-        Command::Run { demo } => rt.block_on(run(config, demo))?,
+        Command::Run { demo, role } => rt.block_on(run(config, demo, role))?,
+        Command::Rebuild { projection, quiet } => {
+            let which = if projection == "views" {
+                kledger_topology::rebuild::Projection::Views
+            } else {
+                kledger_topology::rebuild::Projection::Vectors
+            };
+            let r = kledger_topology::rebuild::rebuild(&config, which, !quiet)?;
+            eprintln!(
+                "rebuild {projection}: generation {} active ({}{} outbox records, {} undecodable skipped; old generations deleted: {:?})",
+                r.generation,
+                if r.resumed { "resumed, " } else { "" },
+                r.records,
+                r.undecodable,
+                r.deleted
+            );
+        }
+        Command::State {
+            command:
+                StateCommand::Restore {
+                    state,
+                    checkpoint,
+                    from_outbox,
+                },
+        } => {
+            let dir = state.unwrap_or(config.state.dir.clone());
+            let r = kledger_topology::stateops::restore(
+                &config,
+                &dir,
+                checkpoint.as_deref(),
+                from_outbox,
+            )?;
+            eprintln!("state restored into {}: {r}", dir.display());
+        }
         Command::Publish { input, quiet } => {
             let bootstrap = config.bootstrap();
             let partitions = topics::check(&bootstrap, &config.topics())?;

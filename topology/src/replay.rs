@@ -431,6 +431,10 @@ impl fmt::Debug for TopicSource {
     }
 }
 
+/// A source reads a topic to its end: a quiet position is probed sooner than a live
+/// consumer's.
+const SOURCE_PROBE: Duration = Duration::from_millis(200);
+
 impl TopicSource {
     /// Reads `topic`/`partition` from `from`.
     pub fn open(config: &Config, topic: &str, partition: i32, from: i64) -> anyhow::Result<Self> {
@@ -445,7 +449,7 @@ impl TopicSource {
             topic: topic.to_owned(),
             partition,
             positions: BTreeMap::from([(partition, Position::at(from))]),
-            idle: IdleProbe::default(),
+            idle: IdleProbe::after(SOURCE_PROBE),
             last_progress: Instant::now(),
         })
     }

@@ -42,14 +42,15 @@ pub const OPENAPI: &str = include_str!("openapi.json");
 pub struct Api {
     /// Configuration.
     pub config: Arc<Config>,
-    /// The view store the reads hydrate from.
-    pub views: Arc<ViewStore>,
+    /// The view store the reads hydrate from (its active generation).
+    pub views: Arc<crate::generations::Live<ViewStore>>,
     /// Partition count of the intents topic.
     pub partitions: i32,
     /// The ingress producer (created on first use).
     pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
-    /// The vector index search queries (none: search answers 503).
-    pub index: Option<Arc<dyn crate::vector::VectorIndex>>,
+    /// The vector projection search queries (its active generation; none: search answers
+    /// 503).
+    pub index: Option<Arc<crate::generations::Live<crate::vector::VectorGen>>>,
     /// The query embedder.
     pub embedder: Option<Arc<dyn crate::vector::embedder::Embedder>>,
 }

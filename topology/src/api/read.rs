@@ -65,7 +65,10 @@ pub struct ProfileAnswer {
 }
 
 fn readable(api: &Api, p: &Principal, account: &str) -> Result<Vec<Row>, ApiError> {
-    let mut rows = api.views.rows(account, api.config.views.account_rows_max)?;
+    let mut rows = api
+        .views
+        .get()
+        .rows(account, api.config.views.account_rows_max)?;
     rows.retain(|r| may_read(p, r));
     Ok(rows)
 }
@@ -82,7 +85,7 @@ pub async fn profile(
         let as_of = q.as_of.unwrap_or_else(now_ms);
         let rows = readable(&api, &p, &account)?;
         Ok(ProfileAnswer {
-            commit_seq: api.views.mark(&account)?.commit_seq,
+            commit_seq: api.views.get().mark(&account)?.commit_seq,
             profile: render::profile(&rows, as_of),
             playbook_index: render::playbook_index(&rows, as_of),
             account_id: account,
@@ -129,6 +132,7 @@ pub async fn playbook(
         }
         let row = api
             .views
+            .get()
             .row(&account, &id)?
             .filter(|r| may_read(&p, r) && render::is_playbook(r, now_ms()))
             .ok_or_else(ApiError::unavailable)?;
@@ -236,11 +240,14 @@ pub async fn timeline(
                 "entity is `user` or an entity id (1..=256 chars, no spaces)",
             ));
         }
-        let ids = api.views.timeline(&account, &entity, TIMELINE_SCAN_MAX)?;
+        let ids = api
+            .views
+            .get()
+            .timeline(&account, &entity, TIMELINE_SCAN_MAX)?;
         let mut truncated = ids.len() >= TIMELINE_SCAN_MAX;
         let mut items = Vec::new();
         for id in ids {
-            let Some(row) = api.views.row(&account, &id)? else {
+            let Some(row) = api.views.get().row(&account, &id)? else {
                 continue;
             };
             let shown = may_read(&p, &row)
@@ -304,6 +311,7 @@ pub async fn export(
         let mut body = Vec::new();
         let n = api
             .views
+            .get()
             .history(&account, EXPORT_VERSIONS_MAX, &mut |row| {
                 serde_json::to_writer(&mut body, &row)
                     .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;

@@ -98,13 +98,14 @@ pub fn search_knowledge(
     if !(1..=QUERY_CHARS_MAX).contains(&n) || req.query.trim().is_empty() {
         return Err(ApiError::bad("bad_query", "query must have 1..=500 chars"));
     }
-    let (Some(index), Some(embedder)) = (&api.index, &api.embedder) else {
+    let (Some(live), Some(embedder)) = (&api.index, &api.embedder) else {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "search_unavailable",
             "no vector index in this process",
         ));
     };
+    let index = live.get().index.clone();
     let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
     let filter = access_filter(p, &acct, &req.kinds);
     let dense = embedder
@@ -132,7 +133,7 @@ pub fn search_knowledge(
         }
         let memory_id = memory_id_of(id.as_u128());
         // Hydrate and check again: the index may lag the view store, or be wrong.
-        let Some(row) = api.views.row(&account, &memory_id)? else {
+        let Some(row) = api.views.get().row(&account, &memory_id)? else {
             continue;
         };
         if row.status != Status::Active

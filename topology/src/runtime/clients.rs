@@ -83,6 +83,15 @@ impl EventContext {
 }
 
 impl ClientContext for EventContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        // Sinks ask for end-of-partition reports (readiness): they are not errors.
+        if error.rdkafka_error_code() == Some(RDKafkaErrorCode::PartitionEOF) {
+            tracing::debug!(reason, "end of a partition");
+        } else {
+            tracing::error!(error = %error, reason, "kafka client error");
+        }
+    }
+
     fn stats(&self, stats: Statistics) {
         if let Some(t) = stats.topics.get(&self.topic) {
             for (p, s) in &t.partitions {

@@ -20,10 +20,12 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context;
-use kledger_state::RocksStore;
+use kledger_state::{RocksStore, ViewStore};
 
 use crate::config::Config;
 use crate::embedded::EmbeddedBroker;
+use crate::generations::Live;
+use crate::vector::VectorGen;
 use crate::{http, metrics, topics};
 
 /// A running kledger: the broker (when embedded), the processor thread and the HTTP server.
@@ -39,7 +41,7 @@ pub struct Running {
     pub status: Arc<processor_status::Status>,
     /// Set to stop.
     pub shutdown: Arc<AtomicBool>,
-    processor: tokio::task::JoinHandle<anyhow::Result<()>>,
+    processor: Option<tokio::task::JoinHandle<anyhow::Result<()>>>,
     sinks: Vec<tokio::task::JoinHandle<anyhow::Result<()>>>,
     http: Option<tokio::task::JoinHandle<()>>,
 }
@@ -69,8 +71,151 @@ pub mod processor_status {
     pub use super::status::Status;
 }
 
-/// Starts everything `config` asks for.
+/// What one `kledger run` process does (`--role`): each part scales on its own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roles {
+    /// The stream processor (`apply`).
+    pub apply: bool,
+    /// The view materializer (`project-views`).
+    pub views: bool,
+    /// The vector sink (`project-qdrant`).
+    pub vectors: bool,
+    /// The read API and HTTP ingress (`api`).
+    pub api: bool,
+}
+
+impl Roles {
+    /// Every part (`all`, the default).
+    pub const ALL: Roles = Roles {
+        apply: true,
+        views: true,
+        vectors: true,
+        api: true,
+    };
+
+    /// Parses a comma-separated list of `apply`, `project-views`, `project-qdrant`, `api`,
+    /// `all`.
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let mut r = Roles {
+            apply: false,
+            views: false,
+            vectors: false,
+            api: false,
+        };
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part {
+                "all" => r = Self::ALL,
+                "apply" => r.apply = true,
+                "project-views" => r.views = true,
+                "project-qdrant" => r.vectors = true,
+                "api" => r.api = true,
+                other => {
+                    return Err(format!(
+                        "unknown role {other:?} (apply, project-views, project-qdrant, api, all)"
+                    ));
+                }
+            }
+        }
+        if r == (Roles {
+            apply: false,
+            views: false,
+            vectors: false,
+            api: false,
+        }) {
+            return Err("no role given".into());
+        }
+        Ok(r)
+    }
+}
+
+/// Starts every part (`--role all`).
 pub async fn start(config: Config) -> anyhow::Result<Running> {
+    start_roles(config, Roles::ALL).await
+}
+
+/// Opens the view store's active generation: as its owner (`project-views`) or as a
+/// read-only follower of the owner's RocksDB (`api` alone).
+fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Live<ViewStore>>> {
+    let cache = config.views.cache_bytes;
+    let live = if owner {
+        Live::open(&config.views.dir, true, move |p| {
+            Ok(ViewStore::open(p, cache)?)
+        })?
+    } else {
+        let scratch =
+            std::env::temp_dir().join(format!("kledger-views-follower-{}", std::process::id()));
+        Live::open(&config.views.dir, false, move |p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let secondary = scratch.join(name);
+            std::fs::create_dir_all(&secondary)?;
+            ViewStore::open_secondary(p, &secondary, cache).with_context(|| {
+                format!(
+                    "open the view store at {} as a follower (is a project-views process running?)",
+                    p.display()
+                )
+            })
+        })?
+    };
+    Ok(Arc::new(live))
+}
+
+/// The vector projection and the embedder of rows and queries.
+type Vectors = (
+    Arc<Live<VectorGen>>,
+    Arc<dyn crate::vector::embedder::Embedder>,
+);
+
+/// Opens the vector projection's active generation and the embedder.
+fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<Vectors> {
+    let v = config.vectors.clone();
+    let embedder: Arc<dyn crate::vector::embedder::Embedder> =
+        Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
+    let dim = embedder.dim();
+    let name = kledger_processors::payload::collection_name("text", dim, 1);
+    tracing::info!(collection = %name, backend = %v.backend, model = %embedder.model(), "vector index open");
+    let live = Live::open(&v.dir.clone(), owner, move |p| {
+        let generation = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        crate::vector::open_generation(&v, &name, dim, p, &generation, owner)
+    })?;
+    Ok((Arc::new(live), embedder))
+}
+
+/// A follower keeps up with the projections another process writes: it catches up with the
+/// view store's writes and swaps in rebuilt generations.
+fn follow(
+    views: Option<Arc<Live<ViewStore>>>,
+    vectors: Option<Arc<Live<VectorGen>>>,
+    shutdown: Arc<AtomicBool>,
+) -> anyhow::Result<tokio::task::JoinHandle<anyhow::Result<()>>> {
+    spawn_thread("kledger-follow", move || {
+        while !shutdown.load(Ordering::Relaxed) {
+            if let Some(v) = &views
+                && let Err(e) = v.refresh().and_then(|_| Ok(v.get().catch_up()?))
+            {
+                tracing::warn!(error = %format!("{e:#}"), "view store follower");
+            }
+            if let Some(v) = &vectors
+                && let Err(e) = v.refresh()
+            {
+                tracing::warn!(error = %format!("{e:#}"), "vector follower");
+            }
+            std::thread::sleep(FOLLOW_INTERVAL);
+        }
+        Ok(())
+    })
+}
+
+/// How often a follower catches up.
+const FOLLOW_INTERVAL: std::time::Duration = std::time::Duration::from_millis(200);
+
+/// Starts the parts `roles` names.
+pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running> {
     let mut config = config;
     let broker = if config.embedded() {
         let b = EmbeddedBroker::start(&config.embedded.listen, &config.embedded.storage).await?;
@@ -99,75 +244,106 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     let (b, t2) = (bootstrap.clone(), t.clone());
     let partitions = tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await??;
     config.kafka.partitions = partitions;
-    std::fs::create_dir_all(&config.state.dir)
-        .with_context(|| format!("create {}", config.state.dir.display()))?;
-    let store = Arc::new(RocksStore::open(&config.state.dir, &config.state.rocks())?);
-    std::fs::create_dir_all(&config.views.dir)
-        .with_context(|| format!("create {}", config.views.dir.display()))?;
-    let views_store = Arc::new(kledger_state::ViewStore::open(
-        &config.views.dir,
-        config.views.cache_bytes,
-    )?);
-    let vectors = if config.vectors.enabled {
+    let store = if roles.apply {
+        std::fs::create_dir_all(&config.state.dir)
+            .with_context(|| format!("create {}", config.state.dir.display()))?;
+        Some(Arc::new(RocksStore::open(
+            &config.state.dir,
+            &config.state.rocks(),
+        )?))
+    } else {
+        None
+    };
+    // The process with `project-views` holds the store (and runs its sink when
+    // `views.enabled`); an `api` process without it follows that process's store.
+    let views_owner = roles.views;
+    let views = if views_owner || roles.api {
         let c = config.clone();
-        Some(tokio::task::spawn_blocking(move || open_vectors(&c)).await??)
+        Some(tokio::task::spawn_blocking(move || open_views(&c, views_owner)).await??)
+    } else {
+        None
+    };
+    let vectors_owner = roles.vectors && config.vectors.enabled;
+    let vectors = if vectors_owner || (roles.api && config.vectors.enabled) {
+        let c = config.clone();
+        Some(tokio::task::spawn_blocking(move || open_vectors(&c, vectors_owner)).await??)
     } else {
         None
     };
     let handle = metrics::install()?;
     let status = Arc::new(status::Status::default());
+    if !roles.apply {
+        status.set_no_processor();
+    }
     let shutdown = Arc::new(AtomicBool::new(false));
     let config = Arc::new(config);
-    let http = if config.http.listen.is_empty() {
-        None
-    } else {
-        let api = crate::api::Api {
+    let api = match (&views, roles.api) {
+        (Some(v), true) => Some(crate::api::Api {
             config: config.clone(),
-            views: views_store.clone(),
+            views: v.clone(),
             partitions,
             producer: Arc::default(),
             index: vectors.as_ref().map(|v| v.0.clone()),
             embedder: vectors.as_ref().map(|v| v.1.clone()),
-        };
+        }),
+        _ => None,
+    };
+    let http = if config.http.listen.is_empty() {
+        None
+    } else {
         let h = http::serve(
             &config.http.listen,
-            http::router(handle, status.clone(), Some(api)),
+            http::router(handle, status.clone(), api),
         )
         .await?;
-        tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), "http listening");
+        tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), roles = ?roles, "http listening");
         Some(h)
     };
-    let (c, s, st, sd) = (config.clone(), store, status.clone(), shutdown.clone());
-    // Own named OS threads: every rdkafka and RocksDB call in them may block.
-    let processor = spawn_thread("kledger-apply", move || {
-        processor::Processor::new(c, partitions, s, st, sd).and_then(processor::Processor::run)
-    })?;
+    let processor = match store {
+        Some(s) => {
+            let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
+            // Own named OS threads: every rdkafka and RocksDB call in them may block.
+            Some(spawn_thread("kledger-apply", move || {
+                processor::Processor::new(c, partitions, s, st, sd)
+                    .and_then(processor::Processor::run)
+            })?)
+        }
+        None => None,
+    };
     let mut sinks = Vec::new();
-    if config.views.enabled {
-        let (c, sd) = (config.clone(), shutdown.clone());
+    if views_owner
+        && config.views.enabled
+        && let Some(live) = views.clone()
+    {
+        let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
         sinks.push(spawn_thread("kledger-views", move || {
             supervise("views", &sd, || {
-                crate::sinks::views::ViewSink::new(c.clone(), views_store.clone(), sd.clone())
+                crate::sinks::views::ViewSink::new(c.clone(), live.clone(), st.clone(), sd.clone())
                     .and_then(crate::sinks::views::ViewSink::run)
             });
             Ok(())
         })?);
     }
-    if let Some((index, embedder, marks)) = vectors {
-        let (c, sd) = (config.clone(), shutdown.clone());
+    if vectors_owner && let Some((live, embedder)) = vectors.clone() {
+        let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
         sinks.push(spawn_thread("kledger-vectors", move || {
             supervise("vectors", &sd, || {
                 crate::sinks::vectors::VectorSink::new(
                     &c,
-                    index.clone(),
+                    live.clone(),
                     embedder.clone(),
-                    marks.clone(),
+                    st.clone(),
                     sd.clone(),
                 )
                 .and_then(crate::sinks::vectors::VectorSink::run)
             });
             Ok(())
         })?);
+    }
+    let followed_views = views.filter(|_| !views_owner);
+    let followed_vectors = vectors.map(|v| v.0).filter(|_| !vectors_owner);
+    if followed_views.is_some() || followed_vectors.is_some() {
+        sinks.push(follow(followed_views, followed_vectors, shutdown.clone())?);
     }
     Ok(Running {
         broker,
@@ -209,55 +385,22 @@ fn supervise(
     }
 }
 
-/// The vector index, embedder and sink marks `config` names (blocking).
-#[allow(clippy::type_complexity)]
-fn open_vectors(
-    config: &Config,
-) -> anyhow::Result<(
-    Arc<dyn crate::vector::VectorIndex>,
-    Arc<dyn crate::vector::embedder::Embedder>,
-    Arc<kledger_state::MarkStore>,
-)> {
-    let v = &config.vectors;
-    let embedder: Arc<dyn crate::vector::embedder::Embedder> =
-        Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
-    let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
-    let index: Arc<dyn crate::vector::VectorIndex> = match v.backend.as_str() {
-        "server" => Arc::new(crate::vector::server::ServerIndex::open(
-            &v.url,
-            &name,
-            embedder.dim(),
-        )?),
-        _ => {
-            std::fs::create_dir_all(&v.dir)
-                .with_context(|| format!("create {}", v.dir.display()))?;
-            Arc::new(crate::vector::edge::EdgeIndex::open(
-                &v.dir,
-                &name,
-                embedder.dim(),
-            )?)
-        }
-    };
-    std::fs::create_dir_all(&v.marks_dir)
-        .with_context(|| format!("create {}", v.marks_dir.display()))?;
-    let marks = Arc::new(kledger_state::MarkStore::open(&v.marks_dir)?);
-    tracing::info!(collection = %name, backend = %v.backend, model = %embedder.model(), "vector index open");
-    Ok((index, embedder, marks))
-}
-
 impl Running {
     /// Whether the processor has ended (by error or shutdown). Sinks start again after a
     /// failure; they end only at shutdown.
     pub fn finished(&self) -> bool {
-        self.processor.is_finished() || self.sinks.iter().any(|s| s.is_finished())
+        self.processor.as_ref().is_some_and(|p| p.is_finished())
+            || self.sinks.iter().any(|s| s.is_finished())
     }
 
     /// Stops the processor and the sinks (after their current batches), then the HTTP
     /// server and the broker.
     pub async fn stop(self) -> anyhow::Result<()> {
         self.shutdown.store(true, Ordering::Relaxed);
-        let result = self.processor.await.context("processor thread")?;
-        let mut result = result;
+        let mut result = match self.processor {
+            Some(p) => p.await.context("processor thread")?,
+            None => Ok(()),
+        };
         for s in self.sinks {
             let r = s.await.context("sink thread")?;
             result = result.and(r);

@@ -143,12 +143,28 @@ impl Position {
 }
 
 /// When to probe positions that read nothing (see [`Position::probe`]).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct IdleProbe {
     quiet_since: BTreeMap<i32, Instant>,
+    quiet: Duration,
+}
+
+impl Default for IdleProbe {
+    fn default() -> Self {
+        Self::after(IDLE_PROBE)
+    }
 }
 
 impl IdleProbe {
+    /// Probes after `quiet` without a record (a reader of a topic that is not being written
+    /// can probe sooner than a live consumer).
+    pub fn after(quiet: Duration) -> Self {
+        Self {
+            quiet_since: BTreeMap::new(),
+            quiet,
+        }
+    }
+
     /// Partition `p` read a record in the round that ended `now`.
     pub fn seen(&mut self, p: i32, now: Instant) {
         if let Some(t) = self.quiet_since.get_mut(&p) {
@@ -156,8 +172,8 @@ impl IdleProbe {
         }
     }
 
-    /// Seeks (partition, offset) for the positions not yet served that read nothing for
-    /// [`IDLE_PROBE`].
+    /// Seeks (partition, offset) for the positions not yet served that read nothing for the
+    /// quiet time ([`IDLE_PROBE`] by default).
     pub fn due(
         &mut self,
         positions: &mut BTreeMap<i32, Position>,
@@ -168,7 +184,7 @@ impl IdleProbe {
         let mut seeks = Vec::new();
         for (&p, pos) in positions.iter_mut().filter(|(_, pos)| !pos.served()) {
             let since = self.quiet_since.entry(p).or_insert(now);
-            if now.duration_since(*since) >= IDLE_PROBE {
+            if now.duration_since(*since) >= self.quiet {
                 *since = now;
                 if let Some(o) = pos.probe() {
                     seeks.push((p, o));

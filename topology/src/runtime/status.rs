@@ -1,5 +1,8 @@
-//! What `/readyz` reports: joined the group, and no assigned partition still restoring.
+//! What `/readyz` reports: for the processor (role `apply`), joined the group and no assigned
+//! partition still restoring; for each projection sink, caught up with the outbox once since
+//! it started (a fresh or rebuilt projection is not ready while it is being built).
 
+use std::collections::BTreeMap;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -10,6 +13,8 @@ pub struct Status {
     stopped: AtomicBool,
     restoring: AtomicUsize,
     assigned: Mutex<Vec<i32>>,
+    no_processor: AtomicBool,
+    sinks: Mutex<BTreeMap<&'static str, bool>>,
 }
 
 impl Status {
@@ -31,11 +36,33 @@ impl Status {
         }
     }
 
-    /// Ready: joined, running, nothing restoring.
+    /// This process runs no processor (its roles exclude `apply`).
+    pub fn set_no_processor(&self) {
+        self.no_processor.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether sink `name` has caught up with the outbox since it started.
+    pub fn set_sink(&self, name: &'static str, caught_up: bool) {
+        if let Ok(mut s) = self.sinks.lock() {
+            s.insert(name, caught_up);
+        }
+    }
+
+    fn processor_ready(&self) -> bool {
+        self.no_processor.load(Ordering::Relaxed)
+            || (self.joined.load(Ordering::Relaxed)
+                && !self.stopped.load(Ordering::Relaxed)
+                && self.restoring.load(Ordering::Relaxed) == 0)
+    }
+
+    /// Ready: the processor (if any) joined, runs and restores nothing; every sink caught up.
     pub fn ready(&self) -> bool {
-        self.joined.load(Ordering::Relaxed)
-            && !self.stopped.load(Ordering::Relaxed)
-            && self.restoring.load(Ordering::Relaxed) == 0
+        self.processor_ready()
+            && self
+                .sinks
+                .lock()
+                .map(|s| s.values().all(|&c| c))
+                .unwrap_or(false)
     }
 
     /// Alive: not stopped.
@@ -46,8 +73,11 @@ impl Status {
     /// A JSON summary.
     pub fn json(&self) -> serde_json::Value {
         let assigned = self.assigned.lock().map(|a| a.clone()).unwrap_or_default();
+        let sinks = self.sinks.lock().map(|s| s.clone()).unwrap_or_default();
         serde_json::json!({
             "ready": self.ready(),
+            "processor": !self.no_processor.load(Ordering::Relaxed),
+            "sinks_caught_up": sinks,
             "joined": self.joined.load(Ordering::Relaxed),
             "stopped": self.stopped.load(Ordering::Relaxed),
             "restoring": self.restoring.load(Ordering::Relaxed),

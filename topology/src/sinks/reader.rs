@@ -45,6 +45,10 @@ pub struct OutboxReader {
     positions: BTreeMap<i32, Position>,
     idle: IdleProbe,
     lookup: KnownSchemas,
+    /// An assignment arrived (possibly empty).
+    joined: bool,
+    /// Assigned partitions whose end this reader has reached since they were assigned.
+    reached_end: BTreeSet<i32>,
 }
 
 impl std::fmt::Debug for OutboxReader {
@@ -70,7 +74,9 @@ impl OutboxReader {
         let mut cc = consumer_config(config);
         cc.set("group.id", format!("{}-{sink}", config.kafka.group_id))
             // A client id of its own, so broker logs and quotas tell the sink apart.
-            .set("client.id", format!("kledger-{sink}"));
+            .set("client.id", format!("kledger-{sink}"))
+            // End-of-partition reports tell when the sink has caught up (readiness).
+            .set("enable.partition.eof", "true");
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::for_sink(ev_tx, topics.outbox.clone(), sink))
             .with_context(|| format!("{sink} sink consumer"))?;
@@ -94,6 +100,8 @@ impl OutboxReader {
             next_id: 0,
             positions: BTreeMap::new(),
             idle: IdleProbe::default(),
+            joined: false,
+            reached_end: BTreeSet::new(),
             lookup: KnownSchemas::default(),
         })
     }
@@ -106,6 +114,10 @@ impl OutboxReader {
         while let Ok(ev) = self.events.try_recv() {
             match ev {
                 RebalanceEvent::Assigned(ps) => {
+                    self.joined = true;
+                    for p in &ps {
+                        self.reached_end.remove(p);
+                    }
                     let mut tpl = TopicPartitionList::new();
                     for &p in &ps {
                         tpl.add_partition(&self.topics.outbox, p);
@@ -130,6 +142,7 @@ impl OutboxReader {
                 RebalanceEvent::Revoked(ps) => {
                     for p in ps {
                         self.positions.remove(&p);
+                        self.reached_end.remove(&p);
                     }
                 }
                 RebalanceEvent::Error(e) => {
@@ -193,6 +206,14 @@ impl OutboxReader {
                 Some(Ok(msg)) => {
                     close.get_or_insert_with(|| Instant::now() + self.batch_wait);
                     batch.push(msg.detach());
+                }
+                Some(Err(rdkafka::error::KafkaError::PartitionEOF(p))) => {
+                    if self.positions.get(&p).is_some_and(|pos| !pos.seeking()) {
+                        self.reached_end.insert(p);
+                    }
+                    if close.is_none() {
+                        break;
+                    }
                 }
                 Some(Err(e)) => {
                     tracing::debug!(sink = self.sink, error = %e, "sink poll");
@@ -264,6 +285,12 @@ impl OutboxReader {
             tracing::debug!(sink = self.sink, error = %e, "sink offset commit");
         }
         Ok(())
+    }
+
+    /// Whether the reader has reached the end of every partition assigned to it at least once
+    /// since they were assigned (an empty assignment counts once it arrived).
+    pub fn caught_up(&self) -> bool {
+        self.joined && self.positions.keys().all(|p| self.reached_end.contains(p))
     }
 
     /// Leaves the group.

@@ -24,9 +24,11 @@ use uuid::Uuid;
 
 use super::reader::OutboxReader;
 use crate::config::Config;
+use crate::generations::Live;
 use crate::metrics as m;
+use crate::runtime::status::Status;
 use crate::vector::embedder::Embedder;
-use crate::vector::{Point, VectorIndex};
+use crate::vector::{Point, VectorGen, VectorIndex};
 
 /// The sink's label in metrics and its consumer group suffix.
 pub const SINK: &str = "vectors";
@@ -80,23 +82,29 @@ pub fn plan(marks: &MarkStore, commits: &[(i32, i64, Commit)]) -> anyhow::Result
 /// The vector sink (runs on its own OS thread: every call in it may block).
 #[derive(Debug)]
 pub struct VectorSink {
-    index: Arc<dyn VectorIndex>,
+    live: Arc<Live<VectorGen>>,
+    current: Arc<VectorGen>,
+    generation: String,
     embedder: Arc<dyn Embedder>,
     hasher: HashEmbedder,
-    marks: Arc<MarkStore>,
     reader: OutboxReader,
+    status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
 
+/// How often the sink looks for a rebuilt generation.
+const GENERATION_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl VectorSink {
-    /// Connects the clients and subscribes to the outbox.
+    /// Connects the clients and subscribes to the outbox; writes `live`'s active generation.
     pub fn new(
         config: &Config,
-        index: Arc<dyn VectorIndex>,
+        live: Arc<Live<VectorGen>>,
         embedder: Arc<dyn Embedder>,
-        marks: Arc<MarkStore>,
+        status: Arc<Status>,
         shutdown: Arc<AtomicBool>,
     ) -> anyhow::Result<Self> {
+        status.set_sink(SINK, false);
         let reader = OutboxReader::new(
             config,
             SINK,
@@ -104,16 +112,19 @@ impl VectorSink {
             config.vectors.batch_wait_ms,
         )?;
         Ok(Self {
-            index,
+            current: live.get(),
+            generation: live.generation(),
+            live,
             embedder,
             hasher: HashEmbedder::default(),
-            marks,
             reader,
+            status,
             shutdown,
         })
     }
 
-    /// Runs until shutdown or an error.
+    /// Runs until shutdown, an error, or a rebuilt generation was swapped in (the caller
+    /// starts the sink again on it).
     pub fn run(mut self) -> anyhow::Result<()> {
         let result = self.run_loop();
         self.reader.close();
@@ -121,42 +132,66 @@ impl VectorSink {
     }
 
     fn run_loop(&mut self) -> anyhow::Result<()> {
-        let marks = self.marks.clone();
-        let position_of = move |p: i32| -> anyhow::Result<i64> { Ok(marks.position(p)?) };
+        let current = self.current.clone();
+        let position_of =
+            move |p: i32| -> anyhow::Result<i64> { Ok(current.marks()?.position(p)?) };
+        let mut checked = Instant::now();
         while !self.shutdown.load(Ordering::Relaxed) {
+            if checked.elapsed() >= GENERATION_CHECK {
+                checked = Instant::now();
+                self.live.refresh()?;
+                if self.live.generation() != self.generation {
+                    tracing::info!(generation = %self.live.generation(), "vector projection rebuilt; the sink starts again on it");
+                    return Ok(());
+                }
+            }
             self.reader.handle_events(&position_of)?;
             let batch = self.reader.next_batch()?;
+            self.status.set_sink(SINK, self.reader.caught_up());
             if batch.is_empty() {
                 continue;
             }
             let started = Instant::now();
             let commits = self.reader.decode(&batch)?;
-            let mut plan = plan(&self.marks, &commits)?;
-            for msg in &batch {
-                plan.positions.insert(
+            let read = batch.iter().map(|msg| {
+                (
                     rdkafka::Message::partition(msg),
-                    rdkafka::Message::offset(msg) + 1,
-                );
-            }
-            let (upserted, deleted) = self.apply(&plan)?;
-            self.marks.write(&plan.applied, &plan.positions)?;
-            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
-                .increment(commits.len() as u64 - plan.skipped);
-            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
-                .increment(plan.skipped);
-            metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(upserted);
-            metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(deleted);
+                    rdkafka::Message::offset(msg),
+                )
+            });
+            project(&self.current, &*self.embedder, &self.hasher, &commits, read)?;
             metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => SINK)
                 .record(started.elapsed().as_secs_f64());
             self.reader.report_progress(&position_of)?;
         }
         Ok(())
     }
+}
 
-    /// Writes a plan to the index; returns (upserted, deleted).
-    pub fn apply(&self, plan: &Plan) -> anyhow::Result<(u64, u64)> {
-        apply(&*self.index, &*self.embedder, &self.hasher, plan)
+/// Projects one batch of outbox records into generation `g`: `commits` (decoded, with their
+/// partition and offset) are planned against the marks and written to the index, then the
+/// marks advance past every record `read` lists (undecodable ones too). Counted in metrics.
+pub fn project(
+    g: &VectorGen,
+    embedder: &dyn Embedder,
+    hasher: &HashEmbedder,
+    commits: &[(i32, i64, Commit)],
+    read: impl Iterator<Item = (i32, i64)>,
+) -> anyhow::Result<()> {
+    let marks = g.marks()?;
+    let mut plan = plan(marks, commits)?;
+    for (p, offset) in read {
+        plan.positions.insert(p, offset + 1);
     }
+    let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
+    marks.write(&plan.applied, &plan.positions)?;
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
+        .increment(commits.len() as u64 - plan.skipped);
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
+        .increment(plan.skipped);
+    metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(upserted);
+    metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(deleted);
+    Ok(())
 }
 
 /// Writes a plan to `index` with `embedder`'s vectors; returns (upserted, deleted).

@@ -17,8 +17,10 @@ use kledger_state::{ViewBatch, ViewStore};
 
 use super::reader::OutboxReader;
 use crate::config::Config;
+use crate::generations::Live;
 use crate::metrics as m;
 use crate::runtime::batch::{Decided, OutKind, Outgoing};
+use crate::runtime::status::Status;
 
 /// The sink's label in metrics and its consumer group suffix.
 pub const SINK: &str = "views";
@@ -29,18 +31,27 @@ const PENDING_ROUND_MAX: usize = 10_000;
 #[derive(Debug)]
 pub struct ViewSink {
     config: Arc<Config>,
+    live: Arc<Live<ViewStore>>,
     store: Arc<ViewStore>,
+    generation: String,
     reader: OutboxReader,
+    status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
 
+/// How often the sink looks for a rebuilt generation.
+const GENERATION_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
+
 impl ViewSink {
-    /// Connects the clients and subscribes to the outbox.
+    /// Connects the clients and subscribes to the outbox; folds into `live`'s active
+    /// generation.
     pub fn new(
         config: Arc<Config>,
-        store: Arc<ViewStore>,
+        live: Arc<Live<ViewStore>>,
+        status: Arc<Status>,
         shutdown: Arc<AtomicBool>,
     ) -> anyhow::Result<Self> {
+        status.set_sink(SINK, false);
         let reader = OutboxReader::new(
             &config,
             SINK,
@@ -49,13 +60,17 @@ impl ViewSink {
         )?;
         Ok(Self {
             config,
-            store,
+            store: live.get(),
+            generation: live.generation(),
+            live,
             reader,
+            status,
             shutdown,
         })
     }
 
-    /// Runs until shutdown or an error.
+    /// Runs until shutdown, an error, or a rebuilt generation was swapped in (the caller
+    /// starts the sink again on it).
     pub fn run(mut self) -> anyhow::Result<()> {
         let result = self.publish_pending().and_then(|()| self.run_loop());
         self.reader.close();
@@ -65,35 +80,31 @@ impl ViewSink {
     fn run_loop(&mut self) -> anyhow::Result<()> {
         let store = self.store.clone();
         let position_of = move |p: i32| -> anyhow::Result<i64> { Ok(store.position(p)?) };
+        let mut checked = Instant::now();
         while !self.shutdown.load(Ordering::Relaxed) {
+            if checked.elapsed() >= GENERATION_CHECK {
+                checked = Instant::now();
+                self.live.refresh()?;
+                if self.live.generation() != self.generation {
+                    tracing::info!(generation = %self.live.generation(), "view store rebuilt; the sink starts again on it");
+                    return Ok(());
+                }
+            }
             self.reader.handle_events(&position_of)?;
             let batch = self.reader.next_batch()?;
+            self.status.set_sink(SINK, self.reader.caught_up());
             if batch.is_empty() {
                 continue;
             }
             let started = Instant::now();
             let commits = self.reader.decode(&batch)?;
-            let mut vb = ViewBatch::default();
-            for (p, offset, commit) in &commits {
-                self.store
-                    .fold(&mut vb, commit, *p, *offset)
-                    .with_context(|| {
-                        format!("view fold at outbox partition {p} offset {offset}")
-                    })?;
-            }
-            // Undecodable records still advance the position.
-            for msg in &batch {
-                self.store.advance(
-                    &mut vb,
+            let read = batch.iter().map(|msg| {
+                (
                     rdkafka::Message::partition(msg),
                     rdkafka::Message::offset(msg),
-                )?;
-            }
-            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
-                .increment(vb.folded);
-            metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
-                .increment(vb.skipped);
-            self.store.write(vb)?;
+                )
+            });
+            fold(&self.store, &commits, read)?;
             self.publish_pending()?;
             metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => SINK)
                 .record(started.elapsed().as_secs_f64());
@@ -130,4 +141,29 @@ impl ViewSink {
             }
         }
     }
+}
+
+/// Folds one batch of outbox records into `store`: `commits` (decoded, with their partition
+/// and offset), then the positions advance past every record `read` lists (undecodable ones
+/// too); one write. Counted in metrics.
+pub fn fold(
+    store: &ViewStore,
+    commits: &[(i32, i64, kledger_schemas::Commit)],
+    read: impl Iterator<Item = (i32, i64)>,
+) -> anyhow::Result<()> {
+    let mut vb = ViewBatch::default();
+    for (p, offset, commit) in commits {
+        store
+            .fold(&mut vb, commit, *p, *offset)
+            .with_context(|| format!("view fold at outbox partition {p} offset {offset}"))?;
+    }
+    for (p, offset) in read {
+        store.advance(&mut vb, p, offset)?;
+    }
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
+        .increment(vb.folded);
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
+        .increment(vb.skipped);
+    store.write(vb)?;
+    Ok(())
 }

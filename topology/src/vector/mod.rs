@@ -118,3 +118,71 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     /// Every point's id and payload, in id order (for rebuild comparisons and tests).
     fn scan(&self) -> Result<Scanned, VectorError>;
 }
+
+/// One generation of the vector projection (see [`crate::generations`]): the index, and the
+/// sink's progress marks when this process owns the projection.
+pub struct VectorGen {
+    /// The index (collection).
+    pub index: std::sync::Arc<dyn VectorIndex>,
+    /// The sink's marks (owner only: a RocksDB store one process holds).
+    pub marks: Option<kledger_state::MarkStore>,
+}
+
+impl std::fmt::Debug for VectorGen {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorGen")
+            .field("owner", &self.marks.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl VectorGen {
+    /// The marks (an error for a read-only follower).
+    pub fn marks(&self) -> anyhow::Result<&kledger_state::MarkStore> {
+        self.marks
+            .as_ref()
+            .ok_or_else(|| anyhow::anyhow!("vector marks are held by the projection's owner"))
+    }
+}
+
+/// Opens generation `generation` (directory `dir`) of the collection `name` of dimension
+/// `dim` on the configured backend. The embedded engine keeps the index in `dir/index`; a
+/// Qdrant server keeps it in collection `name` (first generation) or `name_gNNNNNN` (later
+/// ones). The marks live in `dir/marks` (owner only).
+pub fn open_generation(
+    v: &crate::config::VectorsConfig,
+    name: &str,
+    dim: usize,
+    dir: &std::path::Path,
+    generation: &str,
+    owner: bool,
+) -> anyhow::Result<VectorGen> {
+    use anyhow::Context;
+    let index: std::sync::Arc<dyn VectorIndex> = match v.backend.as_str() {
+        "server" => {
+            let collection = if generation == "g000001" {
+                name.to_owned()
+            } else {
+                format!("{name}_{generation}")
+            };
+            std::sync::Arc::new(server::ServerIndex::open(&v.url, &collection, dim)?)
+        }
+        _ => {
+            anyhow::ensure!(
+                owner,
+                "the embedded vector engine lives in one process: run the api role together with project-qdrant, or use vectors.backend = \"server\""
+            );
+            let d = dir.join("index");
+            std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
+            std::sync::Arc::new(edge::EdgeIndex::open(&d, name, dim)?)
+        }
+    };
+    let marks = if owner {
+        let d = dir.join("marks");
+        std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
+        Some(kledger_state::MarkStore::open(&d)?)
+    } else {
+        None
+    };
+    Ok(VectorGen { index, marks })
+}

@@ -73,7 +73,6 @@ pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Co
     // RocksDB ignores a subdirectory it did not create: one temp dir holds both stores.
     c.views.dir = state.join("views");
     c.vectors.dir = state.join("vectors");
-    c.vectors.marks_dir = state.join("vector-marks");
     c.http.listen = String::new();
     c.processor.batch_records_max = 500;
     c
@@ -110,10 +109,6 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
         (
             "KLEDGER_VECTORS__DIR".into(),
             c.vectors.dir.display().to_string(),
-        ),
-        (
-            "KLEDGER_VECTORS__MARKS_DIR".into(),
-            c.vectors.marks_dir.display().to_string(),
         ),
         ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
         (

@@ -1,0 +1,226 @@
+//! `kledger rebuild views|qdrant`: rebuild a projection from the outbox into a new generation
+//! and swap it in atomically when it has caught up (see [`crate::generations`]).
+//!
+//! The rebuild reads every outbox partition from the new generation's own positions to the end
+//! the broker reports, with the same fold as the live sink. Positions are written with the
+//! data, so a rebuild killed midway resumes its generation (named in `BUILDING`) where it
+//! stopped. When every partition is done the generation is closed and made `ACTIVE`; a running
+//! kledger swaps it in within a second and deletes the old one when its readers are done. The
+//! views topic is not republished (a rebuilt View equals the published one).
+
+use std::path::Path;
+use std::time::Instant;
+
+use anyhow::Context;
+use kledger_processors::embed::HashEmbedder;
+use kledger_schemas::Commit;
+use kledger_schemas::avro::{KnownSchemas, decode};
+use kledger_state::{MarkStore, ViewStore};
+use rdkafka::message::{Message, OwnedMessage};
+
+use crate::config::Config;
+use crate::generations::Generations;
+use crate::replay::{Source, TopicSource};
+
+/// Outbox records folded per write.
+pub const BATCH_RECORDS: usize = 1_000;
+
+/// What a rebuild did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RebuildReport {
+    /// The generation built (now active).
+    pub generation: String,
+    /// Whether it continued an interrupted rebuild.
+    pub resumed: bool,
+    /// Outbox records read.
+    pub records: u64,
+    /// Records that did not decode (skipped; the live sink dead-letters them).
+    pub undecodable: u64,
+    /// Old generations deleted (no process held them).
+    pub deleted: Vec<String>,
+}
+
+/// Which projection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Projection {
+    /// The view store.
+    Views,
+    /// The vector index (`qdrant`).
+    Vectors,
+}
+
+/// A generation being written.
+trait Target {
+    fn position(&self, p: i32) -> anyhow::Result<i64>;
+    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()>;
+    fn finish(&self) -> anyhow::Result<()>;
+}
+
+impl Target for ViewStore {
+    fn position(&self, p: i32) -> anyhow::Result<i64> {
+        Ok(ViewStore::position(self, p)?)
+    }
+
+    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
+        crate::sinks::views::fold(self, commits, read.iter().copied())
+    }
+
+    fn finish(&self) -> anyhow::Result<()> {
+        // Views are not republished: mark every View due as published.
+        loop {
+            let due = self.pending(10_000)?;
+            if due.is_empty() {
+                return Ok(());
+            }
+            self.published(&due)?;
+        }
+    }
+}
+
+struct VectorTarget {
+    g: crate::vector::VectorGen,
+    embedder: Box<dyn crate::vector::embedder::Embedder>,
+    hasher: HashEmbedder,
+}
+
+impl Target for VectorTarget {
+    fn position(&self, p: i32) -> anyhow::Result<i64> {
+        Ok(self.g.marks()?.position(p)?)
+    }
+
+    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
+        crate::sinks::vectors::project(
+            &self.g,
+            &*self.embedder,
+            &self.hasher,
+            commits,
+            read.iter().copied(),
+        )
+    }
+
+    fn finish(&self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// Whether another process holds the generation at `path` (its RocksDB lock).
+fn in_use(projection: Projection, path: &Path) -> bool {
+    match projection {
+        Projection::Views => ViewStore::open(path, 1 << 20).is_err(),
+        Projection::Vectors => {
+            let marks = path.join("marks");
+            marks.exists() && MarkStore::open(&marks).is_err()
+        }
+    }
+}
+
+/// Rebuilds `projection` from the outbox. Blocking.
+pub fn rebuild(
+    config: &Config,
+    projection: Projection,
+    show_progress: bool,
+) -> anyhow::Result<RebuildReport> {
+    let started = Instant::now();
+    let root = match projection {
+        Projection::Views => config.views.dir.clone(),
+        Projection::Vectors => config.vectors.dir.clone(),
+    };
+    let gens = Generations::new(&root)?;
+    let deleted = gens.collect_garbage(&|p| in_use(projection, p))?;
+    let (generation, resumed) = gens.begin()?;
+    let dir = gens.path(&generation);
+    tracing::info!(?projection, %generation, resumed, "rebuild started");
+    let target: Box<dyn Target> = match projection {
+        Projection::Views => Box::new(ViewStore::open(&dir, config.views.cache_bytes)?),
+        Projection::Vectors => {
+            let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
+            let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
+            let g = crate::vector::open_generation(
+                &config.vectors,
+                &name,
+                embedder.dim(),
+                &dir,
+                &generation,
+                true,
+            )?;
+            Box::new(VectorTarget {
+                g,
+                embedder,
+                hasher: HashEmbedder::default(),
+            })
+        }
+    };
+    let bootstrap = config.bootstrap();
+    let topics = config.topics();
+    let partitions = crate::topics::check(&bootstrap, &topics)?;
+    let mut from = Vec::new();
+    for p in 0..partitions {
+        from.push(target.position(p)?);
+    }
+    let total: u64 = crate::topics::high_watermarks(&bootstrap, &topics.outbox, partitions)?
+        .iter()
+        .zip(&from)
+        .map(|(h, f)| (h - f).max(0) as u64)
+        .sum();
+    let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
+    let lookup = KnownSchemas::released();
+    let (mut records, mut undecodable) = (0u64, 0u64);
+    for p in 0..partitions {
+        let mut source = TopicSource::open(config, &topics.outbox, p, from[p as usize])?;
+        let mut batch: Vec<OwnedMessage> = Vec::with_capacity(BATCH_RECORDS);
+        let mut ended = false;
+        while !ended {
+            batch.clear();
+            while batch.len() < BATCH_RECORDS {
+                match source.next_record()? {
+                    Some(m) => batch.push(m),
+                    None => {
+                        ended = true;
+                        break;
+                    }
+                }
+            }
+            let mut commits = Vec::with_capacity(batch.len());
+            let mut read = Vec::with_capacity(batch.len());
+            for m in &batch {
+                read.push((m.partition(), m.offset()));
+                match decode::<Commit>(m.payload().unwrap_or_default(), &lookup) {
+                    Ok(c) => commits.push((m.partition(), m.offset(), c)),
+                    Err(e) => {
+                        undecodable += 1;
+                        tracing::warn!(partition = p, offset = m.offset(), error = %e, "outbox record does not decode; skipped");
+                    }
+                }
+            }
+            if !read.is_empty() {
+                target
+                    .write(&commits, &read)
+                    .with_context(|| format!("rebuild {projection:?} at outbox partition {p}"))?;
+            }
+            records += batch.len() as u64;
+            bar.inc(batch.len() as u64);
+        }
+    }
+    target.finish()?;
+    drop(target);
+    bar.finish_and_clear();
+    gens.promote(&generation)?;
+    let secs = started.elapsed().as_secs_f64();
+    tracing::info!(
+        ?projection,
+        %generation,
+        resumed,
+        records,
+        undecodable,
+        secs,
+        rate = records as f64 / secs.max(1e-9),
+        "rebuild finished; generation active"
+    );
+    Ok(RebuildReport {
+        generation,
+        resumed,
+        records,
+        undecodable,
+        deleted,
+    })
+}
