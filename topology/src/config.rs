@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 
 /// Prefix of environment overrides.
 pub const ENV_PREFIX: &str = "KLEDGER_";
+/// `KLEDGER_*` variables the command line reads (`--config`, `--role`): not configuration keys.
+pub const CLI_VARS: [&str; 2] = ["CONFIG", "ROLE"];
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -405,7 +407,7 @@ impl Config {
             let Some(rest) = k.strip_prefix(ENV_PREFIX) else {
                 continue;
             };
-            if rest.is_empty() {
+            if rest.is_empty() || CLI_VARS.contains(&rest) {
                 continue;
             }
             let mut path: Vec<String> = rest.split("__").map(str::to_ascii_lowercase).collect();

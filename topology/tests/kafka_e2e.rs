@@ -98,6 +98,28 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     let store = RocksStore::open(dir.path(), &RocksConfig::default()).unwrap();
     assert_eq!(digest(&store).unwrap(), want_digest);
 
+    // `kledger state checkpoint` then `state restore --checkpoint`, and `state restore
+    // --from-outbox`: both give the same state.
+    let spare = tempfile::tempdir().unwrap();
+    store.checkpoint(&spare.path().join("cp")).unwrap();
+    drop(store);
+    let summary = kledger_topology::stateops::restore(
+        &c,
+        &spare.path().join("from-cp"),
+        Some(&spare.path().join("cp")),
+        false,
+    )
+    .unwrap();
+    assert!(summary.ends_with(&want_digest), "{summary}");
+    let summary =
+        kledger_topology::stateops::restore(&c, &spare.path().join("from-outbox"), None, true)
+            .unwrap();
+    assert!(summary.ends_with(&want_digest), "{summary}");
+    assert!(
+        kledger_topology::stateops::restore(&c, dir.path(), None, true).is_err(),
+        "restore refuses a directory that holds state"
+    );
+
     // `kledger replay verify` over the same topics: every commit re-decided identically.
     let scratch = dir.path().join("replay");
     let report =

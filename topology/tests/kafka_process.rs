@@ -26,20 +26,26 @@ const PARTITIONS: i32 = 6;
 /// test) lets a restarted instance take over the dead member's partitions sooner; the
 /// two-member test keeps the default, since a member is not heard from while it rejoins.
 fn spawn(c: &Config, http_port: u16, dir: &Path, tag: &str, session_ms: Option<u32>) -> Child {
-    let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_kledger"));
-    if let Some(ms) = session_ms {
-        cmd.env(
-            "KLEDGER_KAFKA__CONSUMER_PROPERTIES__SESSION_TIMEOUT_MS",
-            ms.to_string(),
-        );
-    }
-    cmd.arg("run")
-        .envs(child_env(c, &format!("127.0.0.1:{http_port}")))
+    let session = session_ms.map(|ms| ms.to_string());
+    let mut env = vec![
         // These tests are about the processor's outbox; the sinks (their own groups, the
         // vector engine) stay off so the children load the 2-core machine as before.
-        .env("KLEDGER_VIEWS__ENABLED", "false")
-        .env("KLEDGER_VECTORS__ENABLED", "false")
+        ("KLEDGER_VIEWS__ENABLED", "false"),
+        ("KLEDGER_VECTORS__ENABLED", "false"),
+    ];
+    if let Some(ms) = &session {
+        env.push(("KLEDGER_KAFKA__CONSUMER_PROPERTIES__SESSION_TIMEOUT_MS", ms));
+    }
+    spawn_with(c, http_port, dir, tag, &env)
+}
+
+/// A `kledger run` child with `c`'s configuration and `env` on top.
+fn spawn_with(c: &Config, http_port: u16, dir: &Path, tag: &str, env: &[(&str, &str)]) -> Child {
+    let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
+    Command::new(env!("CARGO_BIN_EXE_kledger"))
+        .arg("run")
+        .envs(child_env(c, &format!("127.0.0.1:{http_port}")))
+        .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(log)
@@ -205,4 +211,98 @@ fn two_processors_and_a_rebalance_give_the_same_outbox_as_one() {
         .map(|r| (r.intent_partition, r.intent_offset))
         .collect();
     assert_eq!(answered.len(), records.len());
+}
+
+#[test]
+fn roles_in_separate_processes_serve_reads_from_the_processors_views() {
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(&b.bootstrap, &dir.path().join("state"), PARTITIONS, "roles");
+    create_topics(&b, &c);
+    let records = stream(33, 20, 2_000);
+    publish_all(&c, &records);
+    let (port_a, port_b) = (free_port().unwrap(), free_port().unwrap());
+    // Process A decides and projects the views; process B only serves the API, following A's
+    // view store (a RocksDB secondary).
+    let mut a = spawn_with(
+        &c,
+        port_a,
+        dir.path(),
+        "apply",
+        &[
+            ("KLEDGER_ROLE", "apply,project-views"),
+            ("KLEDGER_VECTORS__ENABLED", "false"),
+        ],
+    );
+    wait_ready(&mut a, port_a, dir.path(), "apply");
+    wait_answered(&c, &records, Duration::from_secs(120));
+    let (want, _) = expected(&records, PARTITIONS);
+    let account = want[0].account_id.clone();
+    let parts: Vec<&str> = account.split('/').collect();
+    // Every version of the account's rows as a view store folded offline holds them.
+    let versions = {
+        let offline = tempfile::tempdir().unwrap();
+        let views = kledger_state::ViewStore::open(offline.path(), 8 << 20).unwrap();
+        let mut next: std::collections::BTreeMap<i32, i64> = Default::default();
+        let mut vb = kledger_state::ViewBatch::default();
+        for x in &want {
+            let o = next.entry(x.intent_partition).or_insert(0);
+            views.fold(&mut vb, x, x.intent_partition, *o).unwrap();
+            *o += 1;
+        }
+        views.write(vb).unwrap();
+        let mut n = 0;
+        views
+            .history(&account, 100_000, &mut |_| {
+                n += 1;
+                Ok(())
+            })
+            .unwrap();
+        n
+    };
+    let mut api = spawn_with(
+        &c,
+        port_b,
+        dir.path(),
+        "api",
+        &[
+            ("KLEDGER_ROLE", "api"),
+            ("KLEDGER_VECTORS__ENABLED", "false"),
+            ("KLEDGER_API__PRINCIPALS__T__TOKEN", "token-roles-test-0001"),
+            ("KLEDGER_API__PRINCIPALS__T__TENANT_ID", parts[0]),
+            ("KLEDGER_API__PRINCIPALS__T__OWNER_KIND", parts[1]),
+            ("KLEDGER_API__PRINCIPALS__T__OWNER_ID", parts[2]),
+        ],
+    );
+    wait_ready(&mut api, port_b, dir.path(), "api");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let lines = loop {
+        let (status, body) = http_request(
+            port_b,
+            "GET",
+            "/v1/export",
+            &[("Authorization", "Bearer token-roles-test-0001")],
+            "",
+        );
+        assert_eq!(status, 200, "{body}");
+        let n = body.lines().count();
+        if n == versions || Instant::now() > deadline {
+            break n;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let (_, ready) = get(port_b, "/readyz").unwrap();
+    stop(api);
+    stop(a);
+    assert_eq!(
+        lines, versions,
+        "the api process serves every version of {account}"
+    );
+    assert!(ready.contains("\"processor\":false"), "{ready}");
+    // The api process has no processor and no sinks: it joined no consumer group.
+    let b_log = std::fs::read_to_string(dir.path().join("api.log")).unwrap();
+    assert!(
+        !b_log.contains("assigned"),
+        "the api role joined no group:\n{b_log}"
+    );
 }
