@@ -16,11 +16,11 @@ use kledger_processors::embed::HashEmbedder;
 use kledger_schemas::Commit;
 use kledger_schemas::avro::{KnownSchemas, decode};
 use kledger_state::{MarkStore, ViewStore};
-use rdkafka::message::{Message, OwnedMessage};
+use rdkafka::message::Message;
 
 use crate::config::Config;
 use crate::generations::Generations;
-use crate::replay::{Source, TopicSource};
+use crate::replay::TopicReader;
 
 /// Outbox records folded per write.
 pub const BATCH_RECORDS: usize = 1_000;
@@ -165,41 +165,30 @@ pub fn rebuild(
     let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
     let lookup = KnownSchemas::released();
     let (mut records, mut undecodable) = (0u64, 0u64);
-    for p in 0..partitions {
-        let mut source = TopicSource::open(config, &topics.outbox, p, from[p as usize])?;
-        let mut batch: Vec<OwnedMessage> = Vec::with_capacity(BATCH_RECORDS);
-        let mut ended = false;
-        while !ended {
-            batch.clear();
-            while batch.len() < BATCH_RECORDS {
-                match source.next_record()? {
-                    Some(m) => batch.push(m),
-                    None => {
-                        ended = true;
-                        break;
-                    }
+    let from: std::collections::BTreeMap<i32, i64> =
+        (0..partitions).map(|p| (p, from[p as usize])).collect();
+    // Every partition at once: one fetch serves them all.
+    let mut reader = TopicReader::open(config, &topics.outbox, &from)?;
+    while let Some(batch) = reader.next_batch(BATCH_RECORDS)? {
+        let mut commits = Vec::with_capacity(batch.len());
+        let mut read = Vec::with_capacity(batch.len());
+        for m in &batch {
+            read.push((m.partition(), m.offset()));
+            match decode::<Commit>(m.payload().unwrap_or_default(), &lookup) {
+                Ok(c) => commits.push((m.partition(), m.offset(), c)),
+                Err(e) => {
+                    undecodable += 1;
+                    tracing::warn!(partition = m.partition(), offset = m.offset(), error = %e, "outbox record does not decode; skipped");
                 }
             }
-            let mut commits = Vec::with_capacity(batch.len());
-            let mut read = Vec::with_capacity(batch.len());
-            for m in &batch {
-                read.push((m.partition(), m.offset()));
-                match decode::<Commit>(m.payload().unwrap_or_default(), &lookup) {
-                    Ok(c) => commits.push((m.partition(), m.offset(), c)),
-                    Err(e) => {
-                        undecodable += 1;
-                        tracing::warn!(partition = p, offset = m.offset(), error = %e, "outbox record does not decode; skipped");
-                    }
-                }
-            }
-            if !read.is_empty() {
-                target
-                    .write(&commits, &read)
-                    .with_context(|| format!("rebuild {projection:?} at outbox partition {p}"))?;
-            }
-            records += batch.len() as u64;
-            bar.inc(batch.len() as u64);
         }
+        if !read.is_empty() {
+            target
+                .write(&commits, &read)
+                .with_context(|| format!("rebuild {projection:?}"))?;
+        }
+        records += batch.len() as u64;
+        bar.inc(batch.len() as u64);
     }
     target.finish()?;
     drop(target);

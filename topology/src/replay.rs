@@ -151,7 +151,8 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     intents: &mut dyn Source,
     outbox: &mut dyn Source,
     lookup: &dyn SchemaLookup,
-    progress: &mut dyn FnMut(u64),
+    progress: &dyn Fn(u64),
+    stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(Counts, Option<Difference>)> {
     let mut counts = Counts::default();
     // Last matched (or folded) commit_seq per account: what a repeat may repeat.
@@ -194,6 +195,10 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     let mut batch = Vec::with_capacity(BATCH_RECORDS);
     let mut ended = false;
     while !ended {
+        if stop() {
+            // A lower partition differs: this one's result is not needed.
+            return Ok((counts, None));
+        }
         batch.clear();
         while batch.len() < BATCH_RECORDS {
             match intents.next_record()? {
@@ -289,35 +294,66 @@ pub fn verify_partition<S: StateStore + ?Sized>(
 /// A partition's intents and outbox readers.
 pub type Sources = (Box<dyn Source>, Box<dyn Source>);
 
-/// Runs [`verify_partition`] over several partitions, stopping at the first difference.
-pub fn verify<S: StateStore + ?Sized>(
+/// Partitions verified at once (each waits mostly on its fetches).
+pub const WORKERS: usize = 4;
+
+/// Runs [`verify_partition`] over every partition, [`WORKERS`] at a time. The report names the
+/// difference of the lowest partition that has one; partitions above it stop early.
+#[allow(clippy::too_many_arguments)]
+pub fn verify<S: StateStore + Sync + ?Sized>(
     store: &S,
     topics: &Topics,
     partitions: i32,
     from: &BTreeMap<i32, i64>,
-    open: &mut dyn FnMut(i32) -> anyhow::Result<Sources>,
-    lookup: &dyn SchemaLookup,
-    progress: &mut dyn FnMut(u64),
+    open: &(dyn Fn(i32) -> anyhow::Result<Sources> + Sync),
+    lookup: &(dyn SchemaLookup + Sync),
+    progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Report> {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicI32, Ordering};
+    let next = AtomicI32::new(0);
+    let lowest_failed = AtomicI32::new(i32::MAX);
+    type Outcome = anyhow::Result<(Counts, Option<Difference>)>;
+    let results: Mutex<BTreeMap<i32, Outcome>> = Mutex::new(BTreeMap::new());
+    std::thread::scope(|scope| {
+        for _ in 0..WORKERS.min(partitions.max(1) as usize) {
+            scope.spawn(|| {
+                loop {
+                    let p = next.fetch_add(1, Ordering::Relaxed);
+                    if p >= partitions || p > lowest_failed.load(Ordering::Relaxed) {
+                        return;
+                    }
+                    let start = from.get(&p).copied().unwrap_or(0);
+                    let stop = || p > lowest_failed.load(Ordering::Relaxed);
+                    let r = open(p).and_then(|(mut intents, mut outbox)| {
+                        verify_partition(
+                            store,
+                            topics,
+                            partitions,
+                            p,
+                            start,
+                            intents.as_mut(),
+                            outbox.as_mut(),
+                            lookup,
+                            progress,
+                            &stop,
+                        )
+                    });
+                    if !matches!(r, Ok((_, None))) {
+                        lowest_failed.fetch_min(p, Ordering::Relaxed);
+                    }
+                    results.lock().unwrap_or_else(|e| e.into_inner()).insert(p, r);
+                }
+            });
+        }
+    });
     let mut report = Report::default();
-    for p in 0..partitions {
-        let (mut intents, mut outbox) = open(p)?;
-        let start = from.get(&p).copied().unwrap_or(0);
-        let (counts, diff) = verify_partition(
-            store,
-            topics,
-            partitions,
-            p,
-            start,
-            intents.as_mut(),
-            outbox.as_mut(),
-            lookup,
-            progress,
-        )?;
+    for (p, r) in results.into_inner().unwrap_or_else(|e| e.into_inner()) {
+        let (counts, diff) = r?;
         report.counts.add(&counts);
         if diff.is_some() {
             report.difference = diff;
-            return Ok(report);
+            break;
         }
         report.partitions.push(p);
     }
@@ -411,87 +447,138 @@ fn diff_values(
     }
 }
 
-/// A topic partition read from Kafka with `read_committed`, from an offset to where the broker
-/// reports its end (see [`crate::runtime::restore`] for why the end is not looked up).
-pub struct TopicSource {
+/// Partitions of a topic read from Kafka with `read_committed`, each from an offset to where
+/// the broker reports its end (see [`crate::runtime::restore`] for why the end is not looked
+/// up). One consumer reads them all, so one fetch request serves every partition: tansu answers
+/// a fetch with about one producer batch per partition, so reading partitions one by one is
+/// bound by round trips.
+pub struct TopicReader {
     consumer: BaseConsumer<RestoreContext>,
     topic: String,
-    partition: i32,
     positions: BTreeMap<i32, Position>,
+    open: std::collections::BTreeSet<i32>,
     idle: IdleProbe,
     last_progress: Instant,
 }
 
-impl fmt::Debug for TopicSource {
+impl fmt::Debug for TopicReader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TopicSource")
+        f.debug_struct("TopicReader")
             .field("topic", &self.topic)
-            .field("partition", &self.partition)
+            .field("open", &self.open)
             .finish()
     }
 }
 
-/// A source reads a topic to its end: a quiet position is probed sooner than a live
-/// consumer's.
+/// A reader of a topic that is not being written probes a quiet position sooner than a live
+/// consumer.
 const SOURCE_PROBE: Duration = Duration::from_millis(200);
 
-impl TopicSource {
-    /// Reads `topic`/`partition` from `from`.
-    pub fn open(config: &Config, topic: &str, partition: i32, from: i64) -> anyhow::Result<Self> {
+impl TopicReader {
+    /// Reads `topic` partition `p` from `from[p]` for every entry of `from`.
+    pub fn open(config: &Config, topic: &str, from: &BTreeMap<i32, i64>) -> anyhow::Result<Self> {
         let consumer: BaseConsumer<RestoreContext> = restore_config(config)
             .create_with_context(RestoreContext)
-            .context("replay consumer")?;
+            .context("reader consumer")?;
         let mut tpl = TopicPartitionList::new();
-        tpl.add_partition_offset(topic, partition, Offset::Offset(from))?;
+        for (&p, &o) in from {
+            tpl.add_partition_offset(topic, p, Offset::Offset(o))?;
+        }
         consumer.assign(&tpl).context("assign")?;
         Ok(Self {
             consumer,
             topic: topic.to_owned(),
-            partition,
-            positions: BTreeMap::from([(partition, Position::at(from))]),
+            positions: from.iter().map(|(&p, &o)| (p, Position::at(o))).collect(),
+            open: from.keys().copied().collect(),
             idle: IdleProbe::after(SOURCE_PROBE),
             last_progress: Instant::now(),
         })
     }
-}
 
-impl Source for TopicSource {
-    fn next_record(&mut self) -> anyhow::Result<Option<OwnedMessage>> {
-        let p = self.partition;
-        loop {
+    /// The next records (each partition's in offset order, at most `max`), or `None` once
+    /// every partition reached its end.
+    pub fn next_batch(&mut self, max: usize) -> anyhow::Result<Option<Vec<OwnedMessage>>> {
+        let mut batch = Vec::new();
+        while batch.len() < max && !self.open.is_empty() {
             for (p, o) in self.idle.due(&mut self.positions, Instant::now()) {
                 seek_or_retry_later(&self.consumer, &self.topic, p, o, "read nothing: probe");
             }
-            let pos = self.positions.get_mut(&p).expect("own partition");
-            match self.consumer.poll(Duration::from_millis(200)) {
+            let timeout = if batch.is_empty() {
+                Duration::from_millis(200)
+            } else {
+                Duration::ZERO
+            };
+            match self.consumer.poll(timeout) {
                 Some(Ok(msg)) => {
                     self.last_progress = Instant::now();
+                    let p = msg.partition();
+                    let Some(pos) = self.positions.get_mut(&p) else {
+                        continue;
+                    };
                     if !pos.served() {
                         self.idle.seen(p, self.last_progress);
                     }
                     match pos.check(msg.offset()) {
-                        Verdict::Accept => return Ok(Some(msg.detach())),
+                        Verdict::Accept => batch.push(msg.detach()),
                         Verdict::Drop => {}
                         Verdict::SeekTo(o) => {
                             seek_or_retry_later(&self.consumer, &self.topic, p, o, "ran ahead")
                         }
                     }
                 }
-                Some(Err(KafkaError::PartitionEOF(_))) if !pos.seeking() => {
-                    return Ok(None);
+                Some(Err(KafkaError::PartitionEOF(p))) => {
+                    if self.positions.get(&p).is_some_and(|pos| !pos.seeking()) {
+                        self.open.remove(&p);
+                    }
                 }
-                Some(Err(KafkaError::PartitionEOF(_))) => {}
-                Some(Err(e)) => tracing::warn!(topic = %self.topic, error = %e, "replay read"),
+                Some(Err(e)) => tracing::warn!(topic = %self.topic, error = %e, "read"),
                 None => {
+                    if !batch.is_empty() {
+                        break;
+                    }
                     if self.last_progress.elapsed() > RESTORE_STALL_MAX {
                         anyhow::bail!(
-                            "reading {}/{p} made no progress for {RESTORE_STALL_MAX:?}",
-                            self.topic
+                            "reading {} partitions {:?} made no progress for {RESTORE_STALL_MAX:?}",
+                            self.topic,
+                            self.open
                         );
                     }
                 }
             }
         }
+        if batch.is_empty() && self.open.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(batch))
+    }
+}
+
+/// One topic partition as a [`Source`] (a [`TopicReader`] over it).
+#[derive(Debug)]
+pub struct TopicSource {
+    reader: TopicReader,
+    buffer: std::collections::VecDeque<OwnedMessage>,
+}
+
+impl TopicSource {
+    /// Reads `topic`/`partition` from `from`.
+    pub fn open(config: &Config, topic: &str, partition: i32, from: i64) -> anyhow::Result<Self> {
+        Ok(Self {
+            reader: TopicReader::open(config, topic, &BTreeMap::from([(partition, from)]))?,
+            buffer: Default::default(),
+        })
+    }
+}
+
+impl Source for TopicSource {
+    fn next_record(&mut self) -> anyhow::Result<Option<OwnedMessage>> {
+        while self.buffer.is_empty() {
+            match self.reader.next_batch(BATCH_RECORDS)? {
+                Some(b) => self.buffer.extend(b),
+                None => return Ok(None),
+            }
+        }
+        Ok(self.buffer.pop_front())
     }
 }
 
@@ -528,7 +615,7 @@ pub fn verify_topics(
     let result = (|| {
         let store = kledger_state::RocksStore::open(scratch, &config.state.rocks())?;
         let lookup = kledger_schemas::avro::KnownSchemas::released();
-        let mut open = |p: i32| -> anyhow::Result<Sources> {
+        let open = |p: i32| -> anyhow::Result<Sources> {
             let start = from.get(&p).copied().unwrap_or(0);
             Ok((
                 Box::new(TopicSource::open(config, &topics.intents, p, start)?),
@@ -540,9 +627,9 @@ pub fn verify_topics(
             &topics,
             partitions,
             from,
-            &mut open,
+            &open,
             &lookup,
-            &mut |n| bar.inc(n),
+            &|n| bar.inc(n),
         )
     })();
     bar.finish_and_clear();

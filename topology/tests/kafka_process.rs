@@ -306,3 +306,85 @@ fn roles_in_separate_processes_serve_reads_from_the_processors_views() {
         "the api role joined no group:\n{b_log}"
     );
 }
+
+/// The README's first command and the operations commands on the embedded default: `kledger
+/// run --demo` (embedded broker, no configuration), then `replay verify` and `rebuild views`
+/// against it while it runs, then `state digest` after it stopped, and a restart that
+/// continues.
+#[test]
+fn commands_work_on_the_embedded_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/intents.jsonl");
+    let (broker_port, http_port) = (free_port().unwrap(), free_port().unwrap());
+    let broker = format!("127.0.0.1:{broker_port}");
+    let env = [
+        ("KLEDGER_EMBEDDED__LISTEN", broker.as_str()),
+        ("KLEDGER_KAFKA__PARTITIONS", "4"),
+    ];
+    let kledger = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_kledger"))
+            .args(args)
+            .envs(env)
+            .env("KLEDGER_HTTP__LISTEN", "")
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stderr).into_owned()
+            + String::from_utf8_lossy(&out.stdout).as_ref();
+        (out.status.success(), text)
+    };
+    let run = |tag: &str, with_demo: bool| {
+        let log = std::fs::File::create(dir.path().join(format!("{tag}.log"))).unwrap();
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_kledger"));
+        cmd.arg("run");
+        if with_demo {
+            cmd.arg("--demo").arg(&demo);
+        }
+        cmd.envs(env)
+            .env("KLEDGER_HTTP__LISTEN", format!("127.0.0.1:{http_port}"))
+            .current_dir(dir.path())
+            .stdout(Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    };
+    let mut first = run("first", true);
+    wait_ready(&mut first, http_port, dir.path(), "first");
+    // Every published intent answered (the demo's count is in the log).
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let log = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+        let published: Option<usize> = log
+            .split("demo: published ")
+            .nth(1)
+            .and_then(|r| r.split_whitespace().next())
+            .and_then(|n| n.parse().ok());
+        let (_, metrics) = get(http_port, "/metrics").unwrap();
+        let answered: f64 = metrics
+            .lines()
+            .filter(|l| l.starts_with("kledger_intents_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum();
+        if published.is_some_and(|n| n > 0 && answered as usize >= n) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "demo not answered:\n{log}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let (ok, text) = kledger(&["replay", "verify", "--quiet"]);
+    assert!(ok && text.contains("replay verify: ok"), "{text}");
+    let (ok, text) = kledger(&["rebuild", "views", "--quiet"]);
+    assert!(ok && text.contains("generation g000002 active"), "{text}");
+    stop(first);
+    let (ok, digest) = kledger(&["state", "digest"]);
+    assert!(ok && digest.trim().len() == 64, "{digest}");
+    // Started again, it continues: same state, nothing published twice.
+    let mut second = run("second", true);
+    wait_ready(&mut second, http_port, dir.path(), "second");
+    stop(second);
+    let log = std::fs::read_to_string(dir.path().join("second.log")).unwrap();
+    assert!(log.contains("nothing published"), "{log}");
+    let (ok, again) = kledger(&["state", "digest"]);
+    assert!(ok, "{again}");
+    assert_eq!(again.trim(), digest.trim());
+}

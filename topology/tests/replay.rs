@@ -104,7 +104,7 @@ fn fixture() -> Fixture {
 fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
     let store = MemoryStore::new();
     let lookup = KnownSchemas::released();
-    let mut open = |p: i32| -> anyhow::Result<Sources> {
+    let open = |p: i32| -> anyhow::Result<Sources> {
         Ok((
             Box::new(f.intents.get(&p).cloned().unwrap_or_default().into_iter()),
             Box::new(f.outbox.get(&p).cloned().unwrap_or_default().into_iter()),
@@ -115,9 +115,9 @@ fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
         &Topics::new("kledger"),
         PARTITIONS,
         from,
-        &mut open,
+        &open,
         &lookup,
-        &mut |_| {},
+        &|_| {},
     )
     .unwrap()
 }

@@ -1,0 +1,182 @@
+//! What the benches share: the embedded broker and a generated intent stream, waiting for a
+//! group's offsets, the processor's rate read off its metrics, medians.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+
+use kledger_processors::routing::partition_for;
+use kledger_schemas::IntentRecord;
+use kledger_testkit::{GenConfig, Generator};
+use kledger_topology::config::Config;
+use kledger_topology::embedded::{EmbeddedBroker, free_port};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::{Offset, TopicPartitionList};
+
+/// Partitions of every bench topic.
+pub const PARTITIONS: i32 = 12;
+
+/// A bench's surroundings.
+pub struct Setup {
+    /// The runtime the broker and kledger run on.
+    pub rt: tokio::runtime::Runtime,
+    /// The embedded broker (memory storage).
+    pub broker: EmbeddedBroker,
+    /// Scratch space.
+    pub dir: tempfile::TempDir,
+    /// A configuration for the broker, with HTTP, views and vectors off.
+    pub base: Config,
+    /// The intents.
+    pub records: Vec<IntentRecord>,
+    /// The intents as JSON lines (what `kledger publish` reads).
+    pub text: String,
+    /// Intents per partition.
+    pub want: BTreeMap<i32, i64>,
+}
+
+/// The embedded broker and `n` generated intents (the generator's realistic mix over 2,000
+/// accounts); `n` is the first numeric argument when given.
+pub fn setup(default_n: usize) -> Setup {
+    let n: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(default_n);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let broker = rt
+        .block_on(EmbeddedBroker::start(
+            &format!("127.0.0.1:{}", free_port().expect("port")),
+            "memory://tansu/",
+        ))
+        .expect("broker");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut base = Config::default();
+    base.kafka.bootstrap_servers = broker.bootstrap();
+    base.kafka.partitions = PARTITIONS;
+    base.http.listen = String::new();
+    // The processor alone is measured: the view sink would share its two cores.
+    base.views.enabled = false;
+    base.vectors.enabled = false;
+    let records: Vec<IntentRecord> = Generator::new(GenConfig {
+        seed: 99,
+        accounts: 2_000,
+        ..GenConfig::default()
+    })
+    .take(n)
+    .filter(|r| {
+        serde_json::from_str::<IntentRecord>(&serde_json::to_string(r).expect("json"))
+            .ok()
+            .as_ref()
+            == Some(r)
+    })
+    .collect();
+    let text: String = records
+        .iter()
+        .map(|r| serde_json::to_string(r).expect("json") + "\n")
+        .collect();
+    let want = counts(&records);
+    Setup {
+        rt,
+        broker,
+        dir,
+        base,
+        records,
+        text,
+        want,
+    }
+}
+
+pub fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
+    let mut m = BTreeMap::new();
+    for r in records {
+        *m.entry(partition_for(r.intent.account_id.as_bytes(), PARTITIONS))
+            .or_insert(0) += 1;
+    }
+    m
+}
+
+/// Waits until `group` has committed offsets equal to `want` on every partition of `topic`.
+pub fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &BTreeMap<i32, i64>) {
+    let c: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    loop {
+        let mut tpl = TopicPartitionList::new();
+        for p in want.keys() {
+            tpl.add_partition(topic, *p);
+        }
+        if let Ok(got) = c.committed_offsets(tpl, Duration::from_secs(10)) {
+            let done = got.elements().iter().all(|e| match e.offset() {
+                Offset::Offset(o) => o >= want[&e.partition()],
+                _ => false,
+            });
+            if done {
+                return;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// What the processor's metrics say so far (they accumulate over runs).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Scrape {
+    /// Batches collected, and the seconds from each one's first record to its end.
+    collects: f64,
+    collect_seconds: f64,
+    /// Records in batches that are durable with their offsets committed.
+    settled: f64,
+}
+
+impl Scrape {
+    pub fn now() -> Self {
+        let text = kledger_topology::metrics::install()
+            .expect("metrics")
+            .render();
+        let mut s = Self::default();
+        for line in text.lines() {
+            let Some((name, value)) = line.rsplit_once(' ') else {
+                continue;
+            };
+            let v: f64 = value.parse().unwrap_or(0.0);
+            match name {
+                "kledger_batch_phase_seconds_count{phase=\"collect\"}" => s.collects = v,
+                "kledger_batch_phase_seconds_sum{phase=\"collect\"}" => s.collect_seconds = v,
+                "kledger_batch_records_sum" => s.settled = v,
+                _ => {}
+            }
+        }
+        s
+    }
+}
+
+/// The processor's rate over the same window as the pass-through's: from the first record read
+/// (the first batch's collect ends and reports how long ago its first record came) to the
+/// offsets of the last record committed. Metrics are sampled every 5 ms.
+pub fn processor_rate(before: &Scrape, total: usize) -> f64 {
+    let tick = Duration::from_millis(5);
+    let started = loop {
+        let s = Scrape::now();
+        if s.collects > before.collects {
+            let back = Duration::from_secs_f64(s.collect_seconds - before.collect_seconds);
+            break Instant::now() - back;
+        }
+        std::thread::sleep(tick);
+    };
+    while Scrape::now().settled - before.settled < total as f64 {
+        std::thread::sleep(tick);
+    }
+    total as f64 / started.elapsed().as_secs_f64()
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}

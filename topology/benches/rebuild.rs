@@ -1,0 +1,175 @@
+//! Bench: rebuilding projections and verifying a replay, against their limits, on the same
+//! broker, machine and outbox.
+//!
+//! Per run (3 runs, medians): the processor decides the intents (its rate is the live rate);
+//! then (a) a raw `read_committed` consumption of the whole outbox (every partition from 0 to
+//! its end, payloads touched) — the limit of a rebuild; (b) `kledger rebuild views` and
+//! (c) `kledger rebuild qdrant` (the embedded engine, the hashing embedder) over the same
+//! outbox; (d) `kledger replay verify` over the intents topic. Printed: each rate, the
+//! rebuild / raw-read ratios (goal ≥ 0.5) and the replay-verify / live-processor ratio.
+//!
+//! Run: `cargo bench -p kledger-topology --bench rebuild` (add `-- 50000` for fewer intents).
+
+use std::io::{BufReader, Cursor};
+use std::time::{Duration, Instant};
+
+use kledger_topology::config::Config;
+use kledger_topology::rebuild::{Projection, rebuild};
+use kledger_topology::{publish, replay, runtime, topics};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
+use rdkafka::{Offset, TopicPartitionList};
+
+mod common;
+
+use common::*;
+
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
+const RUNS: usize = 3;
+
+/// Reads every outbox partition from 0 to its end with `read_committed`; (records, rate).
+fn raw_read(c: &Config) -> (u64, f64) {
+    let consumer: BaseConsumer = runtime::clients::restore_config(c)
+        .set("group.id", "bench-raw-read")
+        .create()
+        .expect("consumer");
+    let mut tpl = TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition_offset(&c.topics().outbox, p, Offset::Offset(0))
+            .expect("tpl");
+    }
+    consumer.assign(&tpl).expect("assign");
+    let started = Instant::now();
+    let (mut n, mut bytes, mut open) = (0u64, 0u64, PARTITIONS);
+    while open > 0 {
+        match consumer.poll(Duration::from_millis(500)) {
+            Some(Ok(m)) => {
+                n += 1;
+                bytes += m.payload().map_or(0, |p| p.len() as u64);
+            }
+            Some(Err(KafkaError::PartitionEOF(_))) => open -= 1,
+            Some(Err(e)) => panic!("raw read: {e}"),
+            None => {}
+        }
+    }
+    std::hint::black_box(bytes);
+    (n, n as f64 / started.elapsed().as_secs_f64())
+}
+
+fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
+    let t = Instant::now();
+    let v = f();
+    (v, t.elapsed().as_secs_f64())
+}
+
+fn main() {
+    let Setup {
+        rt,
+        broker,
+        dir,
+        base,
+        records,
+        text,
+        want,
+    } = setup(100_000);
+    let (mut live, mut raw, mut views, mut vectors, mut verify) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let mut commits = 0;
+    for run in 0..RUNS {
+        let mut c = base.clone();
+        c.kafka.topic_prefix = format!("rebuild{run}");
+        c.kafka.group_id = format!("bench-rebuild-{run}");
+        c.state.dir = dir.path().join(format!("state-{run}"));
+        c.views.dir = dir.path().join(format!("views-{run}"));
+        c.vectors.dir = dir.path().join(format!("vectors-{run}"));
+        rt.block_on(topics::create(
+            &c.kafka.bootstrap_servers,
+            &c.topics(),
+            PARTITIONS,
+            1,
+        ))
+        .expect("topics");
+        publish::publish(
+            &c,
+            PARTITIONS,
+            &mut BufReader::new(Cursor::new(text.clone())),
+            false,
+        )
+        .expect("publish");
+        let before = Scrape::now();
+        let running = rt.block_on(runtime::start(c.clone())).expect("start");
+        while !running.status.ready() {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let rate = processor_rate(&before, records.len());
+        wait_committed(
+            &c.kafka.bootstrap_servers,
+            &c.kafka.group_id,
+            &c.topics().intents,
+            &want,
+        );
+        rt.block_on(running.stop()).expect("stop");
+        println!("run {run}: live processor {rate:.0} intents/s");
+        live.push(rate);
+
+        let (n, r) = raw_read(&c);
+        commits = n;
+        println!("run {run}: raw read_committed read of the outbox: {n} records, {r:.0}/s");
+        raw.push(r);
+
+        let (report, s) = timed(|| rebuild(&c, Projection::Views, false).expect("views"));
+        let r = report.records as f64 / s;
+        println!(
+            "run {run}: rebuild views: {} records, {r:.0}/s",
+            report.records
+        );
+        views.push(r);
+
+        let (report, s) = timed(|| rebuild(&c, Projection::Vectors, false).expect("vectors"));
+        let r = report.records as f64 / s;
+        println!(
+            "run {run}: rebuild qdrant: {} records, {r:.0}/s",
+            report.records
+        );
+        vectors.push(r);
+
+        let scratch = dir.path().join(format!("replay-{run}"));
+        let (report, s) = timed(|| {
+            replay::verify_topics(&c, &Default::default(), &scratch, false).expect("verify")
+        });
+        assert_eq!(report.difference, None, "replay verify passes");
+        let r = report.counts.intents as f64 / s;
+        println!(
+            "run {run}: replay verify: {} intents, {r:.0}/s",
+            report.counts.intents
+        );
+        verify.push(r);
+    }
+    let (live, raw, views, vectors, verify) = (
+        median(live),
+        median(raw),
+        median(views),
+        median(vectors),
+        median(verify),
+    );
+    println!(
+        "median over {RUNS} runs, {} intents, {commits} outbox records, {PARTITIONS} partitions:",
+        records.len()
+    );
+    println!(
+        "  raw read {raw:.0}/s; rebuild views {views:.0}/s, ratio {:.2} (goal ≥ 0.50)",
+        views / raw
+    );
+    println!(
+        "  rebuild qdrant {vectors:.0}/s, ratio {:.2} (goal ≥ 0.50)",
+        vectors / raw
+    );
+    println!(
+        "  replay verify {verify:.0} intents/s vs live processor {live:.0}/s: ratio {:.2}",
+        verify / live
+    );
+    broker.stop();
+}
