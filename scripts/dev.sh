@@ -6,6 +6,7 @@
 #   scripts/dev.sh test    run every test (what CI runs)
 #   scripts/dev.sh lint    cargo fmt --check and cargo clippy -D warnings
 #   scripts/dev.sh bench   the benchmarks (release build)
+#   scripts/dev.sh harness [short|long]   the reliability harness (release build; summary table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -60,9 +61,15 @@ case "${1:-}" in
     cargo bench -p kledger-processors --bench decide
     cargo bench -p kledger-topology --bench pipeline
     cargo bench -p kledger-topology --bench vectors
+    cargo bench -p kledger-topology --bench rebuild
+    ;;
+  harness)
+    setup
+    cargo build --release -p kledger-topology --bin kledger -p kledger-testkit --bin harness
+    exec "$CARGO_TARGET_DIR/release/harness" "${2:-short}" --kledger "$CARGO_TARGET_DIR/release/kledger"
     ;;
   *)
-    sed -n '2,9p' "$0" >&2
+    sed -n '2,10p' "$0" >&2
     exit 2
     ;;
 esac

@@ -7,11 +7,17 @@
 //! - [`build`]: builders for intents and ops.
 //! - [`ledger`]: the real decide + state path over the in-memory store, for tests.
 //! - [`filter`]: an evaluator of Qdrant REST JSON filters, to check access filters.
+//! - [`kafka`]: Kafka test tools (in-process broker, readers, expected outputs, children).
+//! - [`badinput`]: the bad-input corpus (dead letters and rejected receipts, with codes).
+//! - [`harness`]: the reliability harness (`cargo run -p kledger-testkit --bin harness`).
 
+pub mod badinput;
 pub mod build;
 pub mod filter;
 pub mod generate;
+pub mod harness;
 pub mod invalid;
+pub mod kafka;
 pub mod ledger;
 pub mod model;
 

@@ -156,6 +156,9 @@ enum StateCommand {
         /// Fold every outbox partition from the start (the processor's restore).
         #[arg(long)]
         from_outbox: bool,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
     },
     /// Write a consistent RocksDB checkpoint of the state to a new directory.
     Checkpoint {
@@ -285,6 +288,7 @@ fn main() -> anyhow::Result<()> {
                     state,
                     checkpoint,
                     from_outbox,
+                    quiet,
                 },
         } => {
             let dir = state.unwrap_or(config.state.dir.clone());
@@ -293,6 +297,7 @@ fn main() -> anyhow::Result<()> {
                 &dir,
                 checkpoint.as_deref(),
                 from_outbox,
+                !quiet,
             )?;
             eprintln!("state restored into {}: {r}", dir.display());
         }

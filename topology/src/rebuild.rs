@@ -22,8 +22,11 @@ use crate::config::Config;
 use crate::generations::Generations;
 use crate::replay::TopicReader;
 
-/// Outbox records folded per write.
+/// Outbox records folded per write of the view store.
 pub const BATCH_RECORDS: usize = 1_000;
+/// Outbox records projected per write of the vector index: larger, since every index write
+/// ends with a flush, and a row changed several times in a batch is written once.
+pub const VECTOR_BATCH_RECORDS: usize = 50_000;
 
 /// What a rebuild did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -169,7 +172,11 @@ pub fn rebuild(
         (0..partitions).map(|p| (p, from[p as usize])).collect();
     // Every partition at once: one fetch serves them all.
     let mut reader = TopicReader::open(config, &topics.outbox, &from)?;
-    while let Some(batch) = reader.next_batch(BATCH_RECORDS)? {
+    let batch_max = match projection {
+        Projection::Views => BATCH_RECORDS,
+        Projection::Vectors => VECTOR_BATCH_RECORDS,
+    };
+    while let Some(batch) = reader.next_batch(batch_max)? {
         let mut commits = Vec::with_capacity(batch.len());
         let mut read = Vec::with_capacity(batch.len());
         for m in &batch {

@@ -342,7 +342,10 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                     if !matches!(r, Ok((_, None))) {
                         lowest_failed.fetch_min(p, Ordering::Relaxed);
                     }
-                    results.lock().unwrap_or_else(|e| e.into_inner()).insert(p, r);
+                    results
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .insert(p, r);
                 }
             });
         }
@@ -622,15 +625,9 @@ pub fn verify_topics(
                 Box::new(TopicSource::open(config, &topics.outbox, p, 0)?),
             ))
         };
-        verify(
-            &store,
-            &topics,
-            partitions,
-            from,
-            &open,
-            &lookup,
-            &|n| bar.inc(n),
-        )
+        verify(&store, &topics, partitions, from, &open, &lookup, &|n| {
+            bar.inc(n)
+        })
     })();
     bar.finish_and_clear();
     let _ = std::fs::remove_dir_all(scratch);

@@ -17,6 +17,7 @@ pub fn restore(
     dir: &Path,
     checkpoint: Option<&Path>,
     from_outbox: bool,
+    show_progress: bool,
 ) -> anyhow::Result<String> {
     let empty = !dir.exists()
         || std::fs::read_dir(dir)
@@ -48,6 +49,12 @@ pub fn restore(
             let topics = config.topics();
             let partitions = crate::topics::check(&config.bootstrap(), &topics)?;
             let all: Vec<i32> = (0..partitions).collect();
+            let total: u64 =
+                crate::topics::high_watermarks(&config.bootstrap(), &topics.outbox, partitions)?
+                    .iter()
+                    .map(|h| (*h).max(0) as u64)
+                    .sum();
+            let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
             let records = crate::runtime::restore::restore(
                 config,
                 &topics.outbox,
@@ -55,7 +62,9 @@ pub fn restore(
                 &all,
                 &KnownSchemas::released(),
                 &AtomicBool::new(false),
+                &|n| bar.inc(n),
             )?;
+            bar.finish_and_clear();
             store.flush()?;
             format!(
                 "{records} outbox records folded over {partitions} partitions; digest {}",

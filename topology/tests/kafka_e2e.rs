@@ -108,15 +108,21 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
         &spare.path().join("from-cp"),
         Some(&spare.path().join("cp")),
         false,
+        false,
     )
     .unwrap();
     assert!(summary.ends_with(&want_digest), "{summary}");
-    let summary =
-        kledger_topology::stateops::restore(&c, &spare.path().join("from-outbox"), None, true)
-            .unwrap();
+    let summary = kledger_topology::stateops::restore(
+        &c,
+        &spare.path().join("from-outbox"),
+        None,
+        true,
+        false,
+    )
+    .unwrap();
     assert!(summary.ends_with(&want_digest), "{summary}");
     assert!(
-        kledger_topology::stateops::restore(&c, dir.path(), None, true).is_err(),
+        kledger_topology::stateops::restore(&c, dir.path(), None, true, false).is_err(),
         "restore refuses a directory that holds state"
     );
 

@@ -1,24 +1,19 @@
-//! The `kledger` binary as child processes against a broker in the test process: kill -9 at
-//! random points during a 20k-intent stream, and two processors in one group with one started
-//! mid-stream. The outbox must hold every expected commit exactly once, commit_seq gapless per
-//! account, and the state digest must equal an uninterrupted run's.
+//! The `kledger` binary as child processes against a broker in the test process: two
+//! processors in one group with one started mid-stream (the outbox must hold every expected
+//! commit exactly once, commit_seq gapless per account), roles in separate processes, and the
+//! commands on the embedded default. The kill -9 crash loop is the reliability harness's
+//! (`tests/harness.rs`).
 
 mod common;
 
 use std::collections::BTreeSet;
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use kledger_schemas::IntentRecord;
-use kledger_state::{RocksConfig, RocksStore, digest};
 use kledger_topology::config::Config;
 use kledger_topology::embedded::free_port;
-use rand::{Rng, SeedableRng};
-use rand_chacha::ChaCha8Rng;
 
 const PARTITIONS: i32 = 6;
 
@@ -41,123 +36,14 @@ fn spawn(c: &Config, http_port: u16, dir: &Path, tag: &str, session_ms: Option<u
 
 /// A `kledger run` child with `c`'s configuration and `env` on top.
 fn spawn_with(c: &Config, http_port: u16, dir: &Path, tag: &str, env: &[(&str, &str)]) -> Child {
-    let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
-    Command::new(env!("CARGO_BIN_EXE_kledger"))
-        .arg("run")
-        .envs(child_env(c, &format!("127.0.0.1:{http_port}")))
-        .envs(env.iter().copied())
-        .current_dir(dir)
-        .stdout(Stdio::null())
-        .stderr(log)
-        .spawn()
-        .unwrap()
-}
-
-/// GET `path` on 127.0.0.1:`port`: (status, body).
-fn get(port: u16, path: &str) -> Option<(u16, String)> {
-    let mut s = TcpStream::connect(("127.0.0.1", port)).ok()?;
-    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
-    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
-    let mut text = String::new();
-    s.read_to_string(&mut text).ok()?;
-    let status = text.split_whitespace().nth(1)?.parse().ok()?;
-    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
-    Some((status, body))
-}
-
-fn wait_ready(child: &mut Child, port: u16, dir: &Path, tag: &str) {
-    let deadline = Instant::now() + Duration::from_secs(90);
-    loop {
-        if let Some((200, _)) = get(port, "/readyz") {
-            return;
-        }
-        if let Ok(Some(status)) = child.try_wait() {
-            let log = std::fs::read_to_string(dir.join(format!("{tag}.log"))).unwrap_or_default();
-            panic!("{tag} exited with {status} before ready:\n{log}");
-        }
-        assert!(Instant::now() < deadline, "{tag} not ready in time");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn stop(mut child: Child) {
-    let _ = Command::new("kill")
-        .arg("-TERM")
-        .arg(child.id().to_string())
-        .status();
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        if Instant::now() > deadline {
-            child.kill().unwrap();
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
-fn verify(b: &TestBroker, c: &Config, records: &[IntentRecord]) -> (usize, usize) {
-    let (want, want_digest) = expected(records, PARTITIONS);
-    let got = commits(&b.bootstrap, c);
-    assert_outbox_exact(&got, &want);
-    let rs = receipts(&b.bootstrap, c);
-    let answered: BTreeSet<(i32, i64)> = rs
-        .iter()
-        .map(|r| (r.intent_partition, r.intent_offset))
-        .collect();
-    assert_eq!(
-        answered.len(),
-        records.len(),
-        "every intent has at least one receipt"
-    );
-    let store = RocksStore::open(&c.state.dir, &RocksConfig::default()).unwrap();
-    assert_eq!(
-        digest(&store).unwrap(),
-        want_digest,
-        "state digest equals the uninterrupted run's"
-    );
-    (got.len(), rs.len())
-}
-
-#[test]
-fn kill_dash_nine_at_random_points_loses_and_duplicates_nothing() {
-    let b = TestBroker::start();
-    let dir = tempfile::tempdir().unwrap();
-    let mut c = config(
-        &b.bootstrap,
-        &dir.path().join("state"),
-        PARTITIONS,
-        "proc-kill",
-    );
-    c.processor.batch_records_max = 200;
-    create_topics(&b, &c);
-    let records = stream(31, 200, 20_000);
-    let chunks: Vec<&[IntentRecord]> = records.chunks(records.len().div_ceil(8)).collect();
-    let mut rng = ChaCha8Rng::seed_from_u64(31);
-    let port = free_port().unwrap();
-    let mut kills = 0;
-    for (i, chunk) in chunks.iter().enumerate() {
-        publish_all(&c, chunk);
-        if i == chunks.len() - 1 {
-            break;
-        }
-        let tag = format!("run{i}");
-        let mut child = spawn(&c, port, dir.path(), &tag, Some(3_000));
-        wait_ready(&mut child, port, dir.path(), &tag);
-        std::thread::sleep(Duration::from_millis(rng.random_range(200..1_500)));
-        child.kill().unwrap(); // SIGKILL
-        child.wait().unwrap();
-        kills += 1;
-    }
-    let mut last = spawn(&c, port, dir.path(), "final", Some(3_000));
-    wait_ready(&mut last, port, dir.path(), "final");
-    wait_answered(&c, &records, Duration::from_secs(300));
-    stop(last);
-    assert!(kills >= 5);
-    let (commits, receipts) = verify(&b, &c, &records);
-    eprintln!(
-        "kill -9: {kills} restarts, {} intents, {commits} commits (lost 0, duplicated 0), {receipts} receipts ({} repeats after restarts)",
-        records.len(),
-        receipts - records.len()
-    );
+    spawn_kledger(
+        Path::new(env!("CARGO_BIN_EXE_kledger")),
+        c,
+        http_port,
+        dir,
+        tag,
+        env,
+    )
 }
 
 #[test]

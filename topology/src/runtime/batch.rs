@@ -115,6 +115,13 @@ fn classify(
     Ok(intent)
 }
 
+/// Payload bytes a dead letter carries at most. Larger records (possible only where a topic
+/// allows records over kledger's own 1 MiB limit) are cut to this size, under the 1 MB that
+/// Kafka producers and brokers accept by default, so a dead letter can always be written; the
+/// headers then give the original size and SHA-256, and the full record stays in its source
+/// topic at the offset the headers name.
+pub const DEAD_LETTER_PAYLOAD_MAX: usize = 512 * 1024;
+
 /// A dead letter of `msg` (read from `source_topic`): its bytes with the reason in headers.
 pub fn dead_letter(
     msg: &OwnedMessage,
@@ -122,7 +129,8 @@ pub fn dead_letter(
     code: &'static str,
     message: String,
 ) -> Outgoing {
-    let headers = vec![
+    let payload = msg.payload().unwrap_or_default();
+    let mut headers = vec![
         ("kledger.error.code".to_owned(), code.to_owned()),
         (
             "kledger.error.message".to_owned(),
@@ -135,11 +143,26 @@ pub fn dead_letter(
         ),
         ("kledger.source.offset".to_owned(), msg.offset().to_string()),
     ];
+    let kept = if payload.len() > DEAD_LETTER_PAYLOAD_MAX {
+        use sha2::Digest;
+        headers.push(("kledger.payload.truncated".to_owned(), "true".to_owned()));
+        headers.push((
+            "kledger.payload.bytes".to_owned(),
+            payload.len().to_string(),
+        ));
+        headers.push((
+            "kledger.payload.sha256".to_owned(),
+            hex::encode(sha2::Sha256::digest(payload)),
+        ));
+        &payload[..DEAD_LETTER_PAYLOAD_MAX]
+    } else {
+        payload
+    };
     Outgoing {
         kind: OutKind::DeadLetter,
         partition: None,
         key: msg.key().map(<[u8]>::to_vec),
-        payload: msg.payload().map(<[u8]>::to_vec).unwrap_or_default(),
+        payload: kept.to_vec(),
         timestamp: None,
         headers,
         intent_time: None,

@@ -25,7 +25,8 @@ use crate::runtime::position::{IdleProbe, Position, Verdict};
 /// How long a restore may go without reading anything before it fails.
 pub const RESTORE_STALL_MAX: Duration = Duration::from_secs(60);
 
-/// Restores `partitions` of `outbox` into `store`. Returns the number of records folded.
+/// Restores `partitions` of `outbox` into `store`. Returns the number of records folded;
+/// `progress` hears of every batch written.
 ///
 /// A fork or a gap stops the restore with an error (and the processor with it): state is never
 /// built from a history that does not chain. Missing history (the outbox starts after the
@@ -37,6 +38,7 @@ pub fn restore(
     partitions: &[i32],
     lookup: &dyn SchemaLookup,
     shutdown: &AtomicBool,
+    progress: &dyn Fn(u64),
 ) -> anyhow::Result<u64> {
     if partitions.is_empty() {
         return Ok(0);
@@ -113,6 +115,7 @@ pub fn restore(
                     store.write(
                         &std::mem::replace(&mut overlay, Overlay::new(store)).into_writes(),
                     )?;
+                    progress(in_overlay as u64);
                     in_overlay = 0;
                 }
             }

@@ -383,6 +383,7 @@ impl Processor {
                     &partitions,
                     lookup.as_ref(),
                     &shutdown,
+                    &|_| {},
                 );
                 let _ = tx.send(RestoreDone {
                     partitions,

@@ -1,0 +1,27 @@
+//! `harness [short|long] [--kledger PATH]`: runs the reliability harness and prints its
+//! summary table; exits 1 when a check fails. The `kledger` binary defaults to the one next
+//! to this program (`cargo build -p kledger-topology --bin kledger` first).
+
+fn main() -> anyhow::Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let profile = match args.first().map(String::as_str) {
+        Some("long") => kledger_testkit::harness::LONG,
+        _ => kledger_testkit::harness::SHORT,
+    };
+    let bin = match args.iter().position(|a| a == "--kledger") {
+        Some(i) => std::path::PathBuf::from(&args[i + 1]),
+        None => std::env::current_exe()?.with_file_name("kledger"),
+    };
+    anyhow::ensure!(bin.exists(), "no kledger binary at {}", bin.display());
+    let started = std::time::Instant::now();
+    let summary = kledger_testkit::harness::run(&profile, &bin)?;
+    println!(
+        "kledger reliability harness, profile {} ({:.0} s)\n\n{summary}",
+        profile.name,
+        started.elapsed().as_secs_f64()
+    );
+    if !summary.ok() {
+        std::process::exit(1);
+    }
+    Ok(())
+}

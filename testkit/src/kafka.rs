@@ -1,0 +1,542 @@
+//! Kafka test tools: an in-process broker, configurations for children, topic readers,
+//! expected outputs (what `kledger apply` gives) and the outbox oracle. The Kafka tests of
+//! `topology/` and the reliability harness share them. They panic on failure: they are for
+//! tests and the harness, not for production code.
+
+use std::collections::BTreeMap;
+use std::io::{BufReader, Cursor};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use kledger_schemas::avro::{NoRegistry, decode};
+use kledger_schemas::{Commit, IntentRecord, Receipt};
+use kledger_state::{MemoryStore, digest};
+use kledger_topology::config::Config;
+use kledger_topology::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::{offline, publish, topics};
+use rdkafka::consumer::{BaseConsumer, Consumer};
+use rdkafka::error::KafkaError;
+use rdkafka::message::{Headers, Message};
+use rdkafka::{Offset, TopicPartitionList};
+
+/// A broker in this process, on its own runtime (so blocking rdkafka calls in the test thread
+/// never starve it).
+pub struct TestBroker {
+    /// The broker's runtime.
+    pub rt: tokio::runtime::Runtime,
+    pub broker: Option<EmbeddedBroker>,
+    pub bootstrap: String,
+}
+
+impl TestBroker {
+    pub fn start() -> Self {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let port = free_port().unwrap();
+        let broker = rt
+            .block_on(EmbeddedBroker::start(
+                &format!("127.0.0.1:{port}"),
+                "memory://tansu/",
+            ))
+            .unwrap();
+        let bootstrap = broker.bootstrap();
+        Self {
+            rt,
+            broker: Some(broker),
+            bootstrap,
+        }
+    }
+}
+
+impl std::fmt::Debug for TestBroker {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TestBroker")
+            .field("bootstrap", &self.bootstrap)
+            .finish()
+    }
+}
+
+impl Drop for TestBroker {
+    fn drop(&mut self) {
+        if let Some(b) = self.broker.take() {
+            b.stop();
+        }
+    }
+}
+
+/// A configuration for tests: external bootstrap, no HTTP, short group timeouts.
+pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Config {
+    let mut c = Config::default();
+    c.kafka.bootstrap_servers = bootstrap.to_owned();
+    c.kafka.partitions = partitions;
+    c.kafka.group_id = group.to_owned();
+    c.kafka
+        .consumer_properties
+        .insert("session.timeout.ms".into(), "6000".into());
+    c.kafka
+        .consumer_properties
+        .insert("heartbeat.interval.ms".into(), "500".into());
+    c.state.dir = state.to_owned();
+    // RocksDB ignores a subdirectory it did not create: one temp dir holds both stores.
+    c.views.dir = state.join("views");
+    c.vectors.dir = state.join("vectors");
+    c.http.listen = String::new();
+    c.processor.batch_records_max = 500;
+    c
+}
+
+/// Environment variables giving a child `kledger run` the same configuration.
+pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
+    vec![
+        (
+            "KLEDGER_KAFKA__BOOTSTRAP_SERVERS".into(),
+            c.kafka.bootstrap_servers.clone(),
+        ),
+        (
+            "KLEDGER_KAFKA__PARTITIONS".into(),
+            c.kafka.partitions.to_string(),
+        ),
+        ("KLEDGER_KAFKA__GROUP_ID".into(), c.kafka.group_id.clone()),
+        (
+            "KLEDGER_KAFKA__CONSUMER_PROPERTIES__SESSION_TIMEOUT_MS".into(),
+            "6000".into(),
+        ),
+        (
+            "KLEDGER_KAFKA__CONSUMER_PROPERTIES__HEARTBEAT_INTERVAL_MS".into(),
+            "500".into(),
+        ),
+        (
+            "KLEDGER_STATE__DIR".into(),
+            c.state.dir.display().to_string(),
+        ),
+        (
+            "KLEDGER_VIEWS__DIR".into(),
+            c.views.dir.display().to_string(),
+        ),
+        (
+            "KLEDGER_VECTORS__DIR".into(),
+            c.vectors.dir.display().to_string(),
+        ),
+        ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
+        (
+            "KLEDGER_PROCESSOR__BATCH_RECORDS_MAX".into(),
+            c.processor.batch_records_max.to_string(),
+        ),
+        ("KLEDGER_LOG__FILTER".into(), "info".into()),
+    ]
+}
+
+/// One HTTP/1.0 request to 127.0.0.1:`port`: (status, body).
+pub fn http_request(
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: x\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let status = text
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    (status, body)
+}
+
+pub fn create_topics(b: &TestBroker, c: &Config) {
+    b.rt.block_on(topics::create(
+        &b.bootstrap,
+        &c.topics(),
+        c.kafka.partitions,
+        1,
+    ))
+    .unwrap();
+}
+
+/// Records whose JSON form reads back equal (NaN has none).
+pub fn json_safe(records: Vec<IntentRecord>) -> Vec<IntentRecord> {
+    records
+        .into_iter()
+        .filter(|r| {
+            serde_json::from_str::<IntentRecord>(&serde_json::to_string(r).unwrap())
+                .ok()
+                .as_ref()
+                == Some(r)
+        })
+        .collect()
+}
+
+/// A generated stream of `n` records over `accounts` accounts, JSON-safe.
+pub fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
+    use crate::{GenConfig, Generator};
+    json_safe(
+        Generator::new(GenConfig {
+            seed,
+            accounts,
+            ..GenConfig::default()
+        })
+        .take(n)
+        .collect(),
+    )
+}
+
+pub fn jsonl(records: &[IntentRecord]) -> String {
+    records
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect()
+}
+
+pub fn publish_all(c: &Config, records: &[IntentRecord]) {
+    let text = jsonl(records);
+    let s = publish::publish(
+        c,
+        c.kafka.partitions,
+        &mut BufReader::new(Cursor::new(text)),
+        false,
+    )
+    .unwrap();
+    assert_eq!(s.published as usize, records.len());
+}
+
+/// What `kledger apply` gives on the same input: commits (in order) and the state digest.
+pub fn expected(records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, String) {
+    let store = MemoryStore::new();
+    let (mut r, mut c) = (Vec::new(), Vec::new());
+    offline::apply(
+        &store,
+        &mut BufReader::new(Cursor::new(jsonl(records))),
+        partitions,
+        offline::Sinks {
+            receipts: &mut r,
+            commits: &mut c,
+        },
+    )
+    .unwrap();
+    let commits = String::from_utf8(c)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (commits, digest(&store).unwrap())
+}
+
+/// One record read back.
+#[derive(Debug, Clone)]
+pub struct Rec {
+    pub partition: i32,
+    pub offset: i64,
+    pub key: Option<Vec<u8>>,
+    pub payload: Vec<u8>,
+    pub headers: BTreeMap<String, String>,
+}
+
+/// Every record of every partition of `topic`, in partition then offset order: read from the
+/// beginning until each partition reports its end (no offset lookups: tansu can answer those
+/// with stale values).
+pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kledger-test-reader")
+        .set("enable.partition.eof", "true")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = TopicPartitionList::new();
+    let mut open = std::collections::BTreeSet::new();
+    for p in 0..partitions {
+        tpl.add_partition_offset(topic, p, Offset::Beginning)
+            .unwrap();
+        open.insert(p);
+    }
+    consumer.assign(&tpl).unwrap();
+    let mut out: Vec<Rec> = Vec::new();
+    let mut next: BTreeMap<i32, i64> = BTreeMap::new();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !open.is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "reading {topic} timed out; open partitions {open:?}"
+        );
+        match consumer.poll(Duration::from_millis(200)) {
+            Some(Ok(m)) => {
+                // Keep each offset once (a re-fetch after a broker hiccup may repeat records).
+                let n = next.entry(m.partition()).or_insert(0);
+                if m.offset() < *n {
+                    continue;
+                }
+                *n = m.offset() + 1;
+                let headers = m
+                    .headers()
+                    .map(|h| {
+                        h.iter()
+                            .map(|x| {
+                                (
+                                    x.key.to_owned(),
+                                    String::from_utf8_lossy(x.value.unwrap_or_default())
+                                        .into_owned(),
+                                )
+                            })
+                            .collect()
+                    })
+                    .unwrap_or_default();
+                out.push(Rec {
+                    partition: m.partition(),
+                    offset: m.offset(),
+                    key: m.key().map(<[u8]>::to_vec),
+                    payload: m.payload().unwrap_or_default().to_vec(),
+                    headers,
+                });
+            }
+            Some(Err(KafkaError::PartitionEOF(p))) => {
+                open.remove(&p);
+            }
+            Some(Err(e)) => panic!("reading {topic}: {e}"),
+            None => {}
+        }
+    }
+    out.sort_by_key(|r| (r.partition, r.offset));
+    out
+}
+
+pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
+    read_all(bootstrap, &c.topics().outbox, c.kafka.partitions)
+        .into_iter()
+        .map(|r| {
+            (
+                r.partition,
+                decode::<Commit>(&r.payload, &NoRegistry).unwrap(),
+            )
+        })
+        .collect()
+}
+
+pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
+    read_all(bootstrap, &c.topics().receipts, c.kafka.partitions)
+        .into_iter()
+        .map(|r| decode::<Receipt>(&r.payload, &NoRegistry).unwrap())
+        .collect()
+}
+
+/// Intents published per partition, as the murmur2 partitioner places them.
+pub fn per_partition(records: &[IntentRecord], partitions: i32) -> BTreeMap<i32, i64> {
+    let mut m = BTreeMap::new();
+    for r in records {
+        *m.entry(kledger_processors::routing::partition_for(
+            r.intent.account_id.as_bytes(),
+            partitions,
+        ))
+        .or_insert(0) += 1;
+    }
+    m
+}
+
+/// Waits until the receipts answer every intent record (`extra` records per partition beyond
+/// `records`, e.g. dead letters, are answered on the dead-letter topic and not waited for).
+pub fn wait_answered(c: &Config, records: &[IntentRecord], timeout: Duration) {
+    if let Err(why) = answered(c, records, timeout, || true) {
+        panic!("{why}");
+    }
+}
+
+/// [`wait_answered`] that gives up as soon as `alive()` is false (the processor stopped), so a
+/// test can report why instead of waiting out the timeout.
+pub fn answered(
+    c: &Config,
+    records: &[IntentRecord],
+    timeout: Duration,
+    alive: impl Fn() -> bool,
+) -> Result<(), String> {
+    let want = per_partition(records, c.kafka.partitions);
+    let deadline = Instant::now() + timeout;
+    loop {
+        let mut got: BTreeMap<i32, std::collections::BTreeSet<i64>> = BTreeMap::new();
+        for r in receipts(&c.kafka.bootstrap_servers, c) {
+            got.entry(r.intent_partition)
+                .or_default()
+                .insert(r.intent_offset);
+        }
+        let behind: Vec<(i32, usize, i64)> = want
+            .iter()
+            .map(|(p, n)| (*p, got.get(p).map_or(0, |s| s.len()), *n))
+            .filter(|(_, have, n)| (*have as i64) < *n)
+            .collect();
+        if behind.is_empty() {
+            return Ok(());
+        }
+        let why = format!("not every intent answered: (partition, answered, published) {behind:?}");
+        if !alive() {
+            return Err(format!("the processor stopped; {why}"));
+        }
+        if Instant::now() >= deadline {
+            return Err(why);
+        }
+        std::thread::sleep(Duration::from_millis(300));
+    }
+}
+
+/// Commits per partition, in offset order.
+pub fn by_partition(
+    commits: impl IntoIterator<Item = (i32, Commit)>,
+) -> BTreeMap<i32, Vec<Commit>> {
+    let mut m: BTreeMap<i32, Vec<Commit>> = BTreeMap::new();
+    for (p, c) in commits {
+        m.entry(p).or_default().push(c);
+    }
+    m
+}
+
+/// Drops repeated commits (same account and seq), asserting each repeat is byte-identical to
+/// the first (what a zombie writes, and the fold ignores). Returns the rest and the count.
+pub fn dedup_identical(got: &[(i32, Commit)]) -> (Vec<(i32, Commit)>, usize) {
+    let mut seen: BTreeMap<(String, i64), &Commit> = BTreeMap::new();
+    let mut out = Vec::new();
+    let mut repeats = 0;
+    for (p, c) in got {
+        match seen.get(&(c.account_id.clone(), c.commit_seq)) {
+            Some(first) => {
+                assert_eq!(*first, c, "a repeated commit differs: a fork");
+                repeats += 1;
+            }
+            None => {
+                seen.insert((c.account_id.clone(), c.commit_seq), c);
+                out.push((*p, c.clone()));
+            }
+        }
+    }
+    (out, repeats)
+}
+
+/// Asserts the outbox holds exactly the expected commits, each once, in per-partition order,
+/// and that commit_seq is gapless per account.
+pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
+    let want = by_partition(expected.iter().map(|c| (c.intent_partition, c.clone())));
+    let have = by_partition(got.iter().cloned());
+    assert_eq!(
+        have.keys().collect::<Vec<_>>(),
+        want.keys().collect::<Vec<_>>(),
+        "partitions with commits"
+    );
+    for (p, w) in &want {
+        let h = &have[p];
+        for (i, (a, b)) in h.iter().zip(w).enumerate() {
+            if a != b {
+                for x in h.iter().filter(|x| x.account_id == a.account_id) {
+                    eprintln!(
+                        "outbox of the diverging account: {} seq {} action {} offset {} prev {} head {}",
+                        x.account_id,
+                        x.commit_seq,
+                        x.action_id,
+                        x.intent_offset,
+                        &x.prev_hash[..8],
+                        &x.head_hash[..8]
+                    );
+                }
+            }
+            assert!(
+                a == b,
+                "partition {p} commit {i}: outbox has {} seq {} action {} offset {}; expected {} seq {} action {} offset {}",
+                a.account_id,
+                a.commit_seq,
+                a.action_id,
+                a.intent_offset,
+                b.account_id,
+                b.commit_seq,
+                b.action_id,
+                b.intent_offset
+            );
+        }
+        assert_eq!(
+            h.len(),
+            w.len(),
+            "partition {p}: {} commits in the outbox, {} expected",
+            h.len(),
+            w.len()
+        );
+    }
+    let mut seqs: BTreeMap<&str, i64> = BTreeMap::new();
+    for (_, c) in got {
+        let s = seqs.entry(&c.account_id).or_insert(0);
+        assert_eq!(c.commit_seq, *s + 1, "{} commit_seq gap", c.account_id);
+        *s = c.commit_seq;
+    }
+}
+
+/// A `kledger run` child (the binary at `bin`) with `c`'s configuration and `env` on top,
+/// serving HTTP on `http_port`, writing its log to `dir/<tag>.log`.
+pub fn spawn_kledger(
+    bin: &Path,
+    c: &Config,
+    http_port: u16,
+    dir: &Path,
+    tag: &str,
+    env: &[(&str, &str)],
+) -> std::process::Child {
+    let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
+    std::process::Command::new(bin)
+        .arg("run")
+        .envs(child_env(c, &format!("127.0.0.1:{http_port}")))
+        .envs(env.iter().copied())
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap()
+}
+
+/// GET `path` on 127.0.0.1:`port`: (status, body); none when nothing answers.
+pub fn get(port: u16, path: &str) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    Some((status, body))
+}
+
+/// Waits until the child serving HTTP on `port` is ready (panics with its log if it exits).
+pub fn wait_ready(child: &mut std::process::Child, port: u16, dir: &Path, tag: &str) {
+    let deadline = Instant::now() + Duration::from_secs(90);
+    loop {
+        if let Some((200, _)) = get(port, "/readyz") {
+            return;
+        }
+        if let Ok(Some(status)) = child.try_wait() {
+            let log = std::fs::read_to_string(dir.join(format!("{tag}.log"))).unwrap_or_default();
+            panic!("{tag} exited with {status} before ready:\n{log}");
+        }
+        assert!(Instant::now() < deadline, "{tag} not ready in time");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Stops a child with SIGTERM (SIGKILL after 30 s).
+pub fn stop(mut child: std::process::Child) {
+    let _ = std::process::Command::new("kill")
+        .arg("-TERM")
+        .arg(child.id().to_string())
+        .status();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            child.kill().unwrap();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
