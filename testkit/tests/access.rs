@@ -117,31 +117,9 @@ fn row() -> impl Strategy<Value = Row> {
         })
 }
 
-/// The rules as cm_payload_v1 and kledger's sensitivity table state them.
-fn spec(p: &Principal, r: &Row) -> bool {
-    let owner = r.tenant.tenant_id == p.tenant_id
-        && r.tenant.owner_kind == p.owner_kind
-        && r.tenant.owner_id == p.owner_id;
-    let in_acl = p
-        .agent_id
-        .as_ref()
-        .is_some_and(|a| r.acl.read_agent_ids.contains(a))
-        || p.team_id
-            .as_ref()
-            .is_some_and(|t| r.acl.read_team_ids.contains(t))
-        || p.roles.iter().any(|x| r.acl.read_role_ids.contains(x));
-    let visibility = match r.visibility {
-        Visibility::Private => owner,
-        Visibility::Confidential => owner || in_acl,
-        Visibility::Public => owner || r.tenant.team_id.is_none() || r.tenant.team_id == p.team_id,
-    };
-    let sensitivity = match r.sensitivity.level {
-        SensitivityLevel::Normal => true,
-        SensitivityLevel::Sensitive => owner || p.roles.iter().any(|x| x == SENSITIVE_READER_ROLE),
-        SensitivityLevel::Restricted => owner,
-    };
-    r.tenant.tenant_id == p.tenant_id && r.status != Status::Tombstoned && visibility && sensitivity
-}
+/// The rules as cm_payload_v1 and kledger's sensitivity table state them (the harness's
+/// statement of them).
+use kledger_testkit::harness::access::spec;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(20_000))]

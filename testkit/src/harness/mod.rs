@@ -11,7 +11,12 @@
 //! - [`bad`]: the bad-input corpus ([`crate::badinput`]) interleaved with a valid stream: every
 //!   bad record gets its dead letter or rejected receipt with its code, nothing panics, every
 //!   valid intent is answered as an uninterrupted offline run answers it.
+//! - [`access`]: random principals query a world of random rows through search_knowledge,
+//!   read_playbook, get_entity_timeline and profile; nothing the rules forbid is shown,
+//!   restricted rows never reach the vector index, read_playbook answers missing and foreign
+//!   ids alike.
 
+pub mod access;
 pub mod bad;
 pub mod crash;
 pub mod oracle;
@@ -31,6 +36,8 @@ pub struct Profile {
     pub crash_kills: usize,
     /// Valid intents around the bad-input corpus.
     pub bad_valid_intents: usize,
+    /// Read-API queries of the access check.
+    pub access_queries: u64,
     /// The seed of every stream.
     pub seed: u64,
 }
@@ -42,6 +49,7 @@ pub const SHORT: Profile = Profile {
     crash_accounts: 200,
     crash_kills: 5,
     bad_valid_intents: 2_000,
+    access_queries: 100_000,
     seed: 61,
 };
 
@@ -52,6 +60,7 @@ pub const LONG: Profile = Profile {
     crash_accounts: 1_000,
     crash_kills: 20,
     bad_valid_intents: 20_000,
+    access_queries: 500_000,
     seed: 61,
 };
 
@@ -117,5 +126,7 @@ pub fn run(profile: &Profile, bin: &std::path::Path) -> anyhow::Result<Summary> 
     s.rows.push(c.row());
     let b = bad::bad_input(bin, profile.seed, profile.bad_valid_intents)?;
     s.rows.push(b.row());
+    let a = access::access(profile.seed, profile.access_queries)?;
+    s.rows.push(a.row());
     Ok(s)
 }

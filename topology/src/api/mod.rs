@@ -86,6 +86,16 @@ impl ApiError {
         Self::new(StatusCode::BAD_REQUEST, code, message)
     }
 
+    /// The stable error code.
+    pub fn code(&self) -> &'static str {
+        self.code
+    }
+
+    /// The HTTP status.
+    pub fn status(&self) -> StatusCode {
+        self.status
+    }
+
     /// The one answer for anything a principal may not see or that does not exist.
     pub fn unavailable() -> Self {
         Self::new(StatusCode::NOT_FOUND, "unavailable", "unavailable")

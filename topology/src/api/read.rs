@@ -80,21 +80,29 @@ pub async fn profile(
     Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || -> Result<ProfileAnswer, ApiError> {
-        let account = target(&p, q.account.as_deref())?;
-        let as_of = q.as_of.unwrap_or_else(now_ms);
-        let rows = readable(&api, &p, &account)?;
-        Ok(ProfileAnswer {
-            commit_seq: api.views.get().mark(&account)?.commit_seq,
-            profile: render::profile(&rows, as_of),
-            playbook_index: render::playbook_index(&rows, as_of),
-            account_id: account,
-            as_of,
-        })
-    })
-    .await
-    .map(axum::Json);
+    let r = blocking(move || profile_answer(&api, &p, q.account.as_deref(), q.as_of))
+        .await
+        .map(axum::Json);
     finish("profile", started, r)
+}
+
+/// The profile of `account` (default: the principal's own) as `p` may read it (blocking).
+pub fn profile_answer(
+    api: &Api,
+    p: &Principal,
+    account: Option<&str>,
+    as_of: Option<i64>,
+) -> Result<ProfileAnswer, ApiError> {
+    let account = target(p, account)?;
+    let as_of = as_of.unwrap_or_else(now_ms);
+    let rows = readable(api, p, &account)?;
+    Ok(ProfileAnswer {
+        commit_seq: api.views.get().mark(&account)?.commit_seq,
+        profile: render::profile(&rows, as_of),
+        playbook_index: render::playbook_index(&rows, as_of),
+        account_id: account,
+        as_of,
+    })
 }
 
 /// The playbook answer.
@@ -125,30 +133,39 @@ pub async fn playbook(
     Query(q): Query<AccountParam>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || -> Result<PlaybookAnswer, ApiError> {
-        let account = target(&p, q.account.as_deref())?;
-        if id.len() > 64 {
-            return Err(ApiError::unavailable());
-        }
-        let row = api
-            .views
-            .get()
-            .row(&account, &id)?
-            .filter(|r| may_read(&p, r) && render::is_playbook(r, now_ms()))
-            .ok_or_else(ApiError::unavailable)?;
-        Ok(PlaybookAnswer {
-            memory_id: row.memory_id,
-            description: row.content,
-            body: row.body.unwrap_or_default(),
-            assertion_class: row.assertion_class,
-            valid_from: row.valid_from,
-            tags: row.tags,
-            revision: row.revision,
-        })
-    })
-    .await
-    .map(axum::Json);
+    let r = blocking(move || read_playbook(&api, &p, &id, q.account.as_deref()))
+        .await
+        .map(axum::Json);
     finish("playbook", started, r)
+}
+
+/// read_playbook: document `id` of `account` (default: the principal's own) if `p` may read
+/// it and it is an active playbook; one uniform `unavailable` otherwise (blocking).
+pub fn read_playbook(
+    api: &Api,
+    p: &Principal,
+    id: &str,
+    account: Option<&str>,
+) -> Result<PlaybookAnswer, ApiError> {
+    let account = target(p, account)?;
+    if id.len() > 64 {
+        return Err(ApiError::unavailable());
+    }
+    let row = api
+        .views
+        .get()
+        .row(&account, id)?
+        .filter(|r| may_read(p, r) && render::is_playbook(r, now_ms()))
+        .ok_or_else(ApiError::unavailable)?;
+    Ok(PlaybookAnswer {
+        memory_id: row.memory_id,
+        description: row.content,
+        body: row.body.unwrap_or_default(),
+        assertion_class: row.assertion_class,
+        valid_from: row.valid_from,
+        tags: row.tags,
+        revision: row.revision,
+    })
 }
 
 /// `GET /v1/entities/{entity}/timeline` parameters.
@@ -228,67 +245,76 @@ pub async fn timeline(
     Query(q): Query<TimelineParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || -> Result<TimelineAnswer, ApiError> {
-        let account = target(&p, q.account.as_deref())?;
-        let limit = q.limit.unwrap_or(20);
-        if !(1..=40).contains(&limit) {
-            return Err(ApiError::bad("bad_limit", "limit must be in 1..=40"));
-        }
-        if !entity_ok(&entity) {
-            return Err(ApiError::bad(
-                "bad_entity",
-                "entity is `user` or an entity id (1..=256 chars, no spaces)",
-            ));
-        }
-        let ids = api
-            .views
-            .get()
-            .timeline(&account, &entity, TIMELINE_SCAN_MAX)?;
-        let mut truncated = ids.len() >= TIMELINE_SCAN_MAX;
-        let mut items = Vec::new();
-        for id in ids {
-            let Some(row) = api.views.get().row(&account, &id)? else {
-                continue;
-            };
-            let shown = may_read(&p, &row)
-                && match row.status {
-                    Status::Active => true,
-                    Status::Superseded | Status::Closed => q.history,
-                    Status::Tombstoned => false,
-                }
-                && (row.assertion_class != AssertionClass::Disputed || q.audit);
-            if shown {
-                items.push(TimelineItem {
-                    memory_id: row.memory_id,
-                    kind: row.kind,
-                    slot: row.slot,
-                    content: row.content,
-                    assertion_class: row.assertion_class,
-                    status: row.status,
-                    valid_from: row.valid_from,
-                    valid_to: row.valid_to,
-                    source_type: row.source.source_type,
-                    source_id: row.source.source_id,
-                });
-            }
-        }
-        if items.len() > limit {
-            items.drain(..items.len() - limit);
-            truncated = true;
-        }
-        Ok(TimelineAnswer {
-            entity,
-            items,
-            truncated,
-            sources: vec![SourceState {
-                source: "ledger",
-                state: if truncated { "truncated" } else { "available" },
-            }],
-        })
-    })
-    .await
-    .map(axum::Json);
+    let r = blocking(move || entity_timeline(&api, &p, &entity, &q))
+        .await
+        .map(axum::Json);
     finish("timeline", started, r)
+}
+
+/// get_entity_timeline: the rows about `entity` in `q.account` (default: the principal's own)
+/// that `p` may read (blocking).
+pub fn entity_timeline(
+    api: &Api,
+    p: &Principal,
+    entity: &str,
+    q: &TimelineParams,
+) -> Result<TimelineAnswer, ApiError> {
+    let account = target(p, q.account.as_deref())?;
+    let limit = q.limit.unwrap_or(20);
+    if !(1..=40).contains(&limit) {
+        return Err(ApiError::bad("bad_limit", "limit must be in 1..=40"));
+    }
+    if !entity_ok(entity) {
+        return Err(ApiError::bad(
+            "bad_entity",
+            "entity is `user` or an entity id (1..=256 chars, no spaces)",
+        ));
+    }
+    let ids = api
+        .views
+        .get()
+        .timeline(&account, entity, TIMELINE_SCAN_MAX)?;
+    let mut truncated = ids.len() >= TIMELINE_SCAN_MAX;
+    let mut items = Vec::new();
+    for id in ids {
+        let Some(row) = api.views.get().row(&account, &id)? else {
+            continue;
+        };
+        let shown = may_read(p, &row)
+            && match row.status {
+                Status::Active => true,
+                Status::Superseded | Status::Closed => q.history,
+                Status::Tombstoned => false,
+            }
+            && (row.assertion_class != AssertionClass::Disputed || q.audit);
+        if shown {
+            items.push(TimelineItem {
+                memory_id: row.memory_id,
+                kind: row.kind,
+                slot: row.slot,
+                content: row.content,
+                assertion_class: row.assertion_class,
+                status: row.status,
+                valid_from: row.valid_from,
+                valid_to: row.valid_to,
+                source_type: row.source.source_type,
+                source_id: row.source.source_id,
+            });
+        }
+    }
+    if items.len() > limit {
+        items.drain(..items.len() - limit);
+        truncated = true;
+    }
+    Ok(TimelineAnswer {
+        entity: entity.to_owned(),
+        items,
+        truncated,
+        sources: vec![SourceState {
+            source: "ledger",
+            state: if truncated { "truncated" } else { "available" },
+        }],
+    })
 }
 
 /// `GET /v1/export`: every version of every row of the principal's own account, as JSON lines
