@@ -1,5 +1,6 @@
-//! Fault injection with librdkafka's mock cluster: request errors on produce, fetch and offset
-//! commit, a broker going down and up, and the transactional mode's call sequence.
+//! The transactional mode's call sequence (begin, send offsets, commit, abort) on librdkafka's
+//! mock cluster. Request errors, leader and coordinator moves and a broker outage are the
+//! reliability harness's broker-fault check (`kledger_testkit::harness::faults`).
 //!
 //! What the mock does not enforce (so these tests cannot check it): transactions are not
 //! atomic for readers (read_committed consumers see open and aborted records), producers are
@@ -60,65 +61,6 @@ fn rt() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
-}
-
-#[test]
-fn produce_fetch_and_commit_errors_are_survived() {
-    let mock = MockCluster::new(1).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let c = mock_config(&mock, dir.path(), "mock-errors");
-    let records = stream(41, 1_500);
-    publish_all(&c, &records);
-    let rt = rt();
-    let running = rt.block_on(runtime::start(c.clone())).unwrap();
-    // Retriable errors: librdkafka retries produce (idempotently) and fetch; a failed offset
-    // commit is covered by the next one.
-    let errs = |e: RDKafkaRespErr, n: usize| vec![e; n];
-    mock.request_errors(
-        RDKafkaApiKey::Produce,
-        &errs(
-            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-            6,
-        ),
-    );
-    mock.request_errors(
-        RDKafkaApiKey::Fetch,
-        &errs(
-            RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION,
-            6,
-        ),
-    );
-    mock.request_errors(
-        RDKafkaApiKey::OffsetCommit,
-        &errs(RDKafkaRespErr::RD_KAFKA_RESP_ERR_REQUEST_TIMED_OUT, 3),
-    );
-    wait_answered(&c, &records, Duration::from_secs(180));
-    rt.block_on(running.stop()).unwrap();
-    let (want, _) = expected(&records, PARTITIONS);
-    assert_outbox_exact(&commits(&c.kafka.bootstrap_servers, &c), &want);
-}
-
-#[test]
-fn a_broker_going_down_and_up_is_survived() {
-    let mock = MockCluster::new(1).unwrap();
-    let dir = tempfile::tempdir().unwrap();
-    let c = mock_config(&mock, dir.path(), "mock-down");
-    let records = stream(42, 1_200);
-    let (first, second) = records.split_at(600);
-    publish_all(&c, first);
-    let rt = rt();
-    let running = rt.block_on(runtime::start(c.clone())).unwrap();
-    wait_answered(&c, first, Duration::from_secs(120));
-    mock.broker_down(1).unwrap();
-    std::thread::sleep(Duration::from_secs(2));
-    mock.broker_up(1).unwrap();
-    publish_all(&c, second);
-    wait_answered(&c, &records, Duration::from_secs(180));
-    assert!(!running.finished(), "processor kept running");
-    rt.block_on(running.stop()).unwrap();
-    let (want, _) = expected(&records, PARTITIONS);
-    let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
-    assert_outbox_exact(&unique, &want);
 }
 
 #[test]

@@ -1,5 +1,5 @@
-//! `harness [short|long] [--kledger PATH]`: runs the reliability harness and prints its
-//! summary table; exits 1 when a check fails. The `kledger` binary defaults to the one next
+//! `harness [short|long] [--kledger PATH] [--only crash,faults,bad,access,soak]`: runs the
+//! reliability harness and prints its summary table; exits 1 when a check fails. The `kledger` binary defaults to the one next
 //! to this program (`cargo build -p kledger-topology --bin kledger` first).
 
 fn main() -> anyhow::Result<()> {
@@ -14,7 +14,11 @@ fn main() -> anyhow::Result<()> {
     };
     anyhow::ensure!(bin.exists(), "no kledger binary at {}", bin.display());
     let started = std::time::Instant::now();
-    let summary = kledger_testkit::harness::run(&profile, &bin)?;
+    let only: Vec<&str> = match args.iter().position(|a| a == "--only") {
+        Some(i) => args[i + 1].split(',').collect(),
+        None => kledger_testkit::harness::CHECKS.to_vec(),
+    };
+    let summary = kledger_testkit::harness::run_only(&profile, &bin, &only)?;
     println!(
         "kledger reliability harness, profile {} ({:.0} s)\n\n{summary}",
         profile.name,

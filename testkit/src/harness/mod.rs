@@ -8,6 +8,11 @@
 //! - [`crash`]: kill -9 the processor at random points during a seeded stream; the oracle reads
 //!   the outbox back and checks every accepted action committed exactly once, commit_seq
 //!   gapless per account, head hashes chained, state digest equal to an uninterrupted run.
+//! - [`faults`]: librdkafka's mock cluster injects request errors (produce, fetch, commit,
+//!   heartbeat, transactions), moves leaders and coordinators and takes a broker down and up,
+//!   in both delivery modes; the processor keeps going and the oracle holds.
+//! - [`soak`]: a bounded run at a steady rate with a member joining and leaving the group
+//!   periodically; RSS and open files sampled, RSS flat after warm-up.
 //! - [`bad`]: the bad-input corpus ([`crate::badinput`]) interleaved with a valid stream: every
 //!   bad record gets its dead letter or rejected receipt with its code, nothing panics, every
 //!   valid intent is answered as an uninterrupted offline run answers it.
@@ -19,7 +24,9 @@
 pub mod access;
 pub mod bad;
 pub mod crash;
+pub mod faults;
 pub mod oracle;
+pub mod soak;
 
 use std::fmt;
 
@@ -38,6 +45,14 @@ pub struct Profile {
     pub bad_valid_intents: usize,
     /// Read-API queries of the access check.
     pub access_queries: u64,
+    /// Intents per broker-fault run.
+    pub fault_intents: usize,
+    /// Seconds of the soak.
+    pub soak_seconds: u64,
+    /// Intents per second of the soak.
+    pub soak_rate: usize,
+    /// Seconds per rebalance cycle of the soak.
+    pub soak_cycle: u64,
     /// The seed of every stream.
     pub seed: u64,
 }
@@ -50,6 +65,10 @@ pub const SHORT: Profile = Profile {
     crash_kills: 5,
     bad_valid_intents: 2_000,
     access_queries: 100_000,
+    fault_intents: 1_200,
+    soak_seconds: 60,
+    soak_rate: 200,
+    soak_cycle: 20,
     seed: 61,
 };
 
@@ -61,6 +80,10 @@ pub const LONG: Profile = Profile {
     crash_kills: 20,
     bad_valid_intents: 20_000,
     access_queries: 500_000,
+    fault_intents: 4_000,
+    soak_seconds: 600,
+    soak_rate: 500,
+    soak_cycle: 60,
     seed: 61,
 };
 
@@ -113,20 +136,52 @@ impl fmt::Display for Summary {
     }
 }
 
+/// The checks, in run order.
+pub const CHECKS: [&str; 5] = ["crash", "faults", "bad", "access", "soak"];
+
 /// Runs every check of `profile` with the `kledger` binary at `bin`.
 pub fn run(profile: &Profile, bin: &std::path::Path) -> anyhow::Result<Summary> {
+    run_only(profile, bin, &CHECKS)
+}
+
+/// Runs the checks of `profile` named in `only` (see [`CHECKS`]).
+pub fn run_only(
+    profile: &Profile,
+    bin: &std::path::Path,
+    only: &[&str],
+) -> anyhow::Result<Summary> {
     let mut s = Summary::default();
-    let c = crash::crash_loop(
-        bin,
-        profile.seed,
-        profile.crash_intents,
-        profile.crash_accounts,
-        profile.crash_kills,
-    )?;
-    s.rows.push(c.row());
-    let b = bad::bad_input(bin, profile.seed, profile.bad_valid_intents)?;
-    s.rows.push(b.row());
-    let a = access::access(profile.seed, profile.access_queries)?;
-    s.rows.push(a.row());
+    if only.contains(&"crash") {
+        let c = crash::crash_loop(
+            bin,
+            profile.seed,
+            profile.crash_intents,
+            profile.crash_accounts,
+            profile.crash_kills,
+        )?;
+        s.rows.push(c.row());
+    }
+    if only.contains(&"faults") {
+        s.rows
+            .push(faults::faults(profile.seed, profile.fault_intents)?.row());
+    }
+    if only.contains(&"bad") {
+        s.rows
+            .push(bad::bad_input(bin, profile.seed, profile.bad_valid_intents)?.row());
+    }
+    if only.contains(&"access") {
+        s.rows
+            .push(access::access(profile.seed, profile.access_queries)?.row());
+    }
+    if only.contains(&"soak") {
+        let k = soak::soak(
+            bin,
+            profile.seed,
+            profile.soak_seconds,
+            profile.soak_rate,
+            profile.soak_cycle,
+        )?;
+        s.rows.push(k.row());
+    }
     Ok(s)
 }
