@@ -7,14 +7,22 @@ use kledger_schemas::avro::encode_single_object;
 use kledger_testkit::{GenConfig, Generator, Ledger};
 
 fn main() -> std::io::Result<()> {
-    let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap_or_else(|| "fuzz-corpus".into()));
+    let dir = std::path::PathBuf::from(
+        std::env::args()
+            .nth(1)
+            .unwrap_or_else(|| "fuzz-corpus".into()),
+    );
     let (codec, decide) = (dir.join("codec"), dir.join("decide"));
     std::fs::create_dir_all(&codec)?;
     std::fs::create_dir_all(&decide)?;
     let mut ledger = Ledger::new(4);
-    for (i, r) in Generator::new(GenConfig { seed: 5, accounts: 10, ..GenConfig::default() })
-        .take(200)
-        .enumerate()
+    for (i, r) in Generator::new(GenConfig {
+        seed: 5,
+        accounts: 10,
+        ..GenConfig::default()
+    })
+    .take(200)
+    .enumerate()
     {
         let bytes = encode_single_object(&r.intent);
         std::fs::write(codec.join(format!("intent-{i:03}")), &bytes)?;
@@ -22,9 +30,15 @@ fn main() -> std::io::Result<()> {
         with_time.extend_from_slice(&bytes);
         std::fs::write(decide.join(format!("intent-{i:03}")), with_time)?;
         let d = ledger.apply(&r);
-        std::fs::write(codec.join(format!("receipt-{i:03}")), encode_single_object(&d.receipt))?;
+        std::fs::write(
+            codec.join(format!("receipt-{i:03}")),
+            encode_single_object(&d.receipt),
+        )?;
         if let Some(c) = &d.commit {
-            std::fs::write(codec.join(format!("commit-{i:03}")), encode_single_object(c))?;
+            std::fs::write(
+                codec.join(format!("commit-{i:03}")),
+                encode_single_object(c),
+            )?;
         }
     }
     eprintln!("seed corpus written to {}", dir.display());
