@@ -111,7 +111,14 @@ pub fn soak(
     c_b.vectors.dir = dir.path().join("b-vectors");
     create_topics(&b, &c);
     let records = stream(seed, 500, rate * seconds as usize);
-    let env = [("KLEDGER_VECTORS__ENABLED", "false")];
+    // Small caches and write buffers: they fill early, so RSS growth after the warm-up third
+    // is growth beyond every configured bound.
+    let env = [
+        ("KLEDGER_VECTORS__ENABLED", "false"),
+        ("KLEDGER_STATE__BLOCK_CACHE_BYTES", "8388608"),
+        ("KLEDGER_STATE__DB_WRITE_BUFFER_BYTES", "16777216"),
+        ("KLEDGER_VIEWS__CACHE_BYTES", "8388608"),
+    ];
     let (port_a, port_b) = (
         kledger_topology::embedded::free_port()?,
         kledger_topology::embedded::free_port()?,
