@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
 use kledger_topology::runtime::clients::{DeliveryContext, consumer_config, producer_config};
-use kledger_topology::{publish, runtime, topics};
+use kledger_topology::{publish, topics};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
@@ -159,20 +159,8 @@ fn main() {
         c.state.dir = dir.path().join(format!("state-{run}"));
         c.views.dir = dir.path().join(format!("views-{run}"));
         c.vectors.dir = dir.path().join(format!("vectors-{run}"));
-        let before = Scrape::now();
-        let running = rt.block_on(runtime::start(c.clone())).expect("start");
         // Both rates run from the first record: group join and restore are not throughput.
-        while !running.status.ready() {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        let rate = processor_rate(&before, records.len());
-        wait_committed(
-            &c.kafka.bootstrap_servers,
-            &c.kafka.group_id,
-            &c.topics().intents,
-            &want,
-        );
-        rt.block_on(running.stop()).expect("stop");
+        let rate = processor_run(&rt, &c, &want, records.len());
         println!("run {run}: kledger processor {rate:.0} intents/s");
         ours.push(rate);
     }

@@ -40,6 +40,14 @@ fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
     b.rt.block_on(running.stop()).unwrap();
 }
 
+/// `kledger replay verify` over `c`'s topics from the start, scratch state under `scratch`.
+fn verify(
+    c: &kledger_topology::config::Config,
+    scratch: &std::path::Path,
+) -> kledger_topology::replay::Report {
+    kledger_topology::replay::verify_topics(c, &Default::default(), scratch, false).unwrap()
+}
+
 fn http_get(port: u16, path: &str) -> (u16, String) {
     http_request(port, "GET", path, &[], "")
 }
@@ -128,8 +136,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
 
     // `kledger replay verify` over the same topics: every commit re-decided identically.
     let scratch = dir.path().join("replay");
-    let report =
-        kledger_topology::replay::verify_topics(&c, &Default::default(), &scratch, false).unwrap();
+    let report = verify(&c, &scratch);
     assert_eq!(report.difference, None);
     assert_eq!(report.counts.commits as usize, want.len());
     assert_eq!(report.counts.intents as usize, records.len());
@@ -240,13 +247,7 @@ fn replayed_commits_in_the_outbox_are_no_ops_for_restore() {
     }
     p.flush(Duration::from_secs(10)).unwrap();
     // Replay verify skips the repeats as the fold does, and counts them.
-    let report = kledger_topology::replay::verify_topics(
-        &c,
-        &Default::default(),
-        &dir.path().join("replay"),
-        false,
-    )
-    .unwrap();
+    let report = verify(&c, &dir.path().join("replay"));
     assert_eq!(report.difference, None);
     assert_eq!(report.counts.commits as usize, want.len());
     assert_eq!(report.counts.repeats as usize, want.len().div_ceil(3));
@@ -301,13 +302,7 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
     .unwrap();
     p.flush(Duration::from_secs(10)).unwrap();
     // Replay verify names the forged record: its partition, account and seq.
-    let report = kledger_topology::replay::verify_topics(
-        &c,
-        &Default::default(),
-        &dir.path().join("replay"),
-        false,
-    )
-    .unwrap();
+    let report = verify(&c, &dir.path().join("replay"));
     let d = report
         .difference
         .expect("replay verify finds the forged commit");

@@ -180,3 +180,30 @@ pub fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
+
+/// Runs kledger on `c` until every intent of `want` is decided and its offset committed;
+/// returns the processor's rate over the window of [`processor_rate`] (`total` intents).
+pub fn processor_run(
+    rt: &tokio::runtime::Runtime,
+    c: &Config,
+    want: &BTreeMap<i32, i64>,
+    total: usize,
+) -> f64 {
+    let before = Scrape::now();
+    let running = rt
+        .block_on(kledger_topology::runtime::start(c.clone()))
+        .expect("start");
+    // The rate runs from the first record: group join and restore are not throughput.
+    while !running.status.ready() {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    let rate = processor_rate(&before, total);
+    wait_committed(
+        &c.kafka.bootstrap_servers,
+        &c.kafka.group_id,
+        &c.topics().intents,
+        want,
+    );
+    rt.block_on(running.stop()).expect("stop");
+    rate
+}
