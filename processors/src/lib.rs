@@ -15,6 +15,7 @@
 //! - [`embed`]: the deterministic local feature-hashing embedder (dense + sparse).
 //! - [`render`]: profile, playbook index and watchlist renderers.
 //! - [`routing`]: the murmur2 partitioner.
+//! - [`migrate`]: the legacy memory migration planner.
 
 pub mod access;
 pub mod account;
@@ -23,6 +24,7 @@ pub mod codes;
 pub mod decide;
 pub mod embed;
 pub mod ids;
+pub mod migrate;
 pub mod payload;
 pub mod render;
 pub mod routing;

@@ -101,6 +101,10 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
         ),
         ("KLEDGER_KAFKA__GROUP_ID".into(), c.kafka.group_id.clone()),
         (
+            "KLEDGER_KAFKA__TOPIC_PREFIX".into(),
+            c.kafka.topic_prefix.clone(),
+        ),
+        (
             "KLEDGER_KAFKA__CONSUMER_PROPERTIES__SESSION_TIMEOUT_MS".into(),
             "6000".into(),
         ),

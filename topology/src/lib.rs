@@ -11,7 +11,7 @@
 //! - [`sinks`]: projections of the outbox (the view materializer).
 //! - [`api`]: the owner-scoped read API.
 //! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
-//! - [`publish`]: `kledger publish`.
+//! - [`publish`]: `kledger publish`; [`migrate`]: `kledger migrate plan|apply`.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild views|qdrant`;
 //!   [`stateops`]: `kledger state restore`.
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
@@ -22,6 +22,7 @@ pub mod embedded;
 pub mod generations;
 pub mod http;
 pub mod metrics;
+pub mod migrate;
 pub mod offline;
 pub mod progress;
 pub mod publish;

@@ -105,6 +105,45 @@ enum Command {
         #[arg(long)]
         quiet: bool,
     },
+    /// Migrate legacy memory rows into the ledger.
+    Migrate {
+        #[command(subcommand)]
+        command: MigrateCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum MigrateCommand {
+    /// Plan legacy memory rows (JSON lines) deterministically; resumes an existing plan file.
+    Plan {
+        /// Legacy rows, one JSON object per line (docs/migration.md).
+        #[arg(long)]
+        input: PathBuf,
+        /// The plan (JSON lines); appended to when it exists.
+        #[arg(long)]
+        out: PathBuf,
+        /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Publish a plan's intents (those not on the topic yet) and wait for their receipts.
+    Apply {
+        /// A plan written by `kledger migrate plan`.
+        #[arg(long)]
+        plan: PathBuf,
+        /// The completion record (JSON); default `<plan>.done.json`.
+        #[arg(long)]
+        report: Option<PathBuf>,
+        /// How long to wait for receipts, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout_secs: u64,
+        /// Publish at most this many intents per second (default: no limit).
+        #[arg(long)]
+        rate: Option<f64>,
+        /// Hide the progress bars.
+        #[arg(long)]
+        quiet: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -376,6 +415,57 @@ fn main() -> anyhow::Result<()> {
                 summary.skipped,
                 digest(store.as_ref())?
             );
+        }
+        Command::Migrate {
+            command: MigrateCommand::Plan { input, out, quiet },
+        } => {
+            let s = kledger_topology::migrate::plan(&input, &out, !quiet)?;
+            eprintln!(
+                "migrate plan: {} rows read, {} already planned{}; written {:?}; plan now {:?}",
+                s.rows,
+                s.already_planned,
+                if s.cut_bytes > 0 {
+                    format!(" ({} bytes of an interrupted line cut)", s.cut_bytes)
+                } else {
+                    String::new()
+                },
+                s.written,
+                s.totals
+            );
+        }
+        Command::Migrate {
+            command:
+                MigrateCommand::Apply {
+                    plan,
+                    report,
+                    timeout_secs,
+                    rate,
+                    quiet,
+                },
+        } => {
+            let report = report.unwrap_or_else(|| kledger_topology::migrate::default_report(&plan));
+            let c = kledger_topology::migrate::apply(
+                &config,
+                &plan,
+                &report,
+                kledger_topology::migrate::ApplyOptions {
+                    progress: !quiet,
+                    timeout: Duration::from_secs(timeout_secs),
+                    rate,
+                },
+            )?;
+            eprintln!(
+                "migrate apply: {} published, {} already on the topic; receipts {:?}; {} unanswered; {} rows blocking; completion record {}",
+                c.published,
+                c.already_published,
+                c.outcomes,
+                c.unanswered,
+                c.blocking_total,
+                report.display()
+            );
+            if !c.complete {
+                std::process::exit(1);
+            }
         }
         Command::Config => print!("{}", toml::to_string(&config)?),
         Command::State {

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
-use std::sync::mpsc::channel;
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
@@ -26,6 +26,89 @@ pub struct PublishSummary {
     pub invalid_total: u64,
 }
 
+/// Sends intent records to the intents topic (murmur2 partition of the account, the record's
+/// timestamp as the Kafka timestamp) and tracks their delivery. Blocking.
+pub struct Publisher {
+    producer: ThreadedProducer<DeliveryContext>,
+    reports: Receiver<crate::runtime::clients::Delivery>,
+    topic: String,
+    partitions: i32,
+    in_flight: BTreeSet<u64>,
+    next_id: u64,
+}
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("topic", &self.topic)
+            .field("in_flight", &self.in_flight.len())
+            .finish()
+    }
+}
+
+impl Publisher {
+    /// A publisher to the configured intents topic of `partitions` partitions.
+    pub fn new(config: &Config, partitions: i32) -> anyhow::Result<Self> {
+        let (tx, reports) = channel();
+        let producer = producer_config(config, None)
+            .create_with_context(DeliveryContext::new(tx))
+            .context("create producer")?;
+        Ok(Self {
+            producer,
+            reports,
+            topic: config.topics().intents,
+            partitions,
+            in_flight: BTreeSet::new(),
+            next_id: 0,
+        })
+    }
+
+    /// Sends one record (waiting while the producer queue is full, up to 60 s); returns how
+    /// many earlier records were confirmed delivered meanwhile.
+    pub fn send(&mut self, record: &IntentRecord) -> anyhow::Result<u64> {
+        let key = record.intent.account_id.as_bytes();
+        let payload = encode_single_object(&record.intent);
+        let id = self.next_id;
+        self.next_id += 1;
+        let rec = BaseRecord::with_opaque_to(&self.topic, Box::new(id))
+            .key(key)
+            .payload(payload.as_slice())
+            .partition(partition_for(key, self.partitions))
+            .timestamp(record.timestamp);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        send_waiting(&self.producer, rec, deadline).map_err(|e| anyhow::anyhow!("send: {e}"))?;
+        self.in_flight.insert(id);
+        let mut done = 0;
+        while let Ok(d) = self.reports.try_recv() {
+            self.in_flight.remove(&d.id);
+            d.result
+                .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// Waits (up to 120 s) until every record sent is delivered; calls `delivered` per record.
+    pub fn finish(self, delivered: &dyn Fn()) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut in_flight = self.in_flight;
+        while !in_flight.is_empty() {
+            let d = self
+                .reports
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .map_err(|_| anyhow::anyhow!("{} records not delivered", in_flight.len()))?;
+            in_flight.remove(&d.id);
+            d.result
+                .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
+            delivered();
+        }
+        self.producer
+            .flush(Duration::from_secs(10))
+            .context("flush")?;
+        Ok(())
+    }
+}
+
 /// Publishes every line of `input` to the intents topic (with `partitions` partitions).
 /// Blocking.
 pub fn publish(
@@ -34,17 +117,11 @@ pub fn publish(
     input: &mut dyn BufRead,
     progress: bool,
 ) -> anyhow::Result<PublishSummary> {
-    let topics = config.topics();
-    let (tx, rx) = channel();
-    let producer: ThreadedProducer<DeliveryContext> = producer_config(config, None)
-        .create_with_context(DeliveryContext::new(tx))
-        .context("create producer")?;
+    let mut publisher = Publisher::new(config, partitions)?;
     let bar = crate::progress::bar(None, "intents published", progress);
     let mut summary = PublishSummary::default();
-    let mut sent: BTreeSet<u64> = BTreeSet::new();
     let mut line = String::new();
     let mut n = 0u64;
-    let mut next_id = 0u64;
     loop {
         line.clear();
         if input.read_line(&mut line)? == 0 {
@@ -65,39 +142,18 @@ pub fn publish(
                 continue;
             }
         };
-        let key = record.intent.account_id.as_bytes();
-        let payload = encode_single_object(&record.intent);
-        let id = next_id;
-        next_id += 1;
-        let rec = BaseRecord::with_opaque_to(&topics.intents, Box::new(id))
-            .key(key)
-            .payload(payload.as_slice())
-            .partition(partition_for(key, partitions))
-            .timestamp(record.timestamp);
-        let deadline = Instant::now() + Duration::from_secs(60);
-        send_waiting(&producer, rec, deadline)
-            .map_err(|e| anyhow::anyhow!("send line {n}: {e}"))?;
-        sent.insert(id);
-        while let Ok(d) = rx.try_recv() {
-            sent.remove(&d.id);
-            d.result
-                .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
-            summary.published += 1;
-            bar.inc(1);
-        }
+        let done = publisher
+            .send(&record)
+            .with_context(|| format!("line {n}"))?;
+        summary.published += done;
+        bar.inc(done);
     }
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while !sent.is_empty() {
-        let d = rx
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
-            .map_err(|_| anyhow::anyhow!("{} records not delivered", sent.len()))?;
-        sent.remove(&d.id);
-        d.result
-            .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
-        summary.published += 1;
+    let late = std::cell::Cell::new(0u64);
+    publisher.finish(&|| {
+        late.set(late.get() + 1);
         bar.inc(1);
-    }
-    producer.flush(Duration::from_secs(10)).context("flush")?;
+    })?;
+    summary.published += late.get();
     bar.finish_and_clear();
     Ok(summary)
 }
