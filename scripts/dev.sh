@@ -33,6 +33,27 @@ setup() {
   mkdir -p "$CARGO_TARGET_DIR"
 }
 
+# The Python extractor example's test needs Python 3 with examples/python/requirements.txt:
+# a virtualenv under ~/.cache/kledger (python3 and python3-venv from apt when missing).
+VENV="${KLEDGER_VENV:-$HOME/.cache/kledger/venv}"
+setup_python() {
+  if ! command -v python3 >/dev/null || ! python3 -m venv --help >/dev/null 2>&1; then
+    echo "installing: python3 python3-venv" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
+  fi
+  local stamp="$VENV/.requirements"
+  if ! cmp -s examples/python/requirements.txt "$stamp"; then
+    rm -rf "$VENV"
+    python3 -m venv "$VENV"
+    "$VENV/bin/pip" install -q --disable-pip-version-check -r examples/python/requirements.txt
+    cp examples/python/requirements.txt "$stamp"
+  fi
+  export EXAMPLES_PYTHON="$VENV/bin/python"
+}
+
 case "${1:-}" in
   demo)
     setup
@@ -48,6 +69,7 @@ case "${1:-}" in
     ;;
   test)
     setup
+    setup_python
     cargo fmt --all -- --check
     cargo test --workspace
     ;;
