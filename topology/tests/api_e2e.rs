@@ -12,7 +12,9 @@ use std::time::{Duration, Instant};
 use common::*;
 use kledger_processors::access::Principal;
 use kledger_schemas::*;
-use kledger_testkit::build::{amend, document, intent, purge, slotted, target_ref, third_party};
+use kledger_testkit::build::{
+    amend, document, fact, intent, purge, slotted, target_ref, third_party,
+};
 use kledger_topology::config::PrincipalConfig;
 use kledger_topology::runtime;
 use serde_json::Value;
@@ -392,11 +394,91 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         (200, ""),
         "bob's own ledger is empty"
     );
+    semantic_features_with_episodic_evidence(port, &running);
     let (status, doc) = json(port, "/v1/openapi.json", ALICE);
     assert_eq!((status, doc["openapi"].as_str()), (200, Some("3.1.0")));
 
     let r = running.take();
     b.rt.block_on(r.stop()).unwrap();
+}
+
+/// MemMachine interop: a fact whose evidence is an episodic message (posted as JSON), then the
+/// current rows as semantic features, filtered by session, category and org.
+fn semantic_features_with_episodic_evidence(port: u16, running: &runtime::Running) {
+    let fact = fact("Prefers green tea");
+    let i = intent(
+        ACCT,
+        "a6",
+        WriteReason::DirectUserStatement,
+        5,
+        vec![Op::Assert(fact)],
+    );
+    let mut v = serde_json::to_value(&i).unwrap();
+    v["ops"][0]["evidence"] = serde_json::json!([{
+        "episodic_message": {
+            "content": "I always drink green tea in the morning",
+            "producer": "u_1",
+            "produced_for": "agt_helper",
+            "timestamp": "2026-01-26T12:00:00Z",
+            "role": "user",
+            "metadata": {"message_id": "msg_0042"}
+        },
+        "session_id": "sess_9"
+    }]);
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/intents?wait_ms=30000",
+        ALICE,
+        &v.to_string(),
+    );
+    assert_eq!(status, 200, "{body}");
+    wait_seq(port, 6, running);
+
+    let features = |query: &str, token: &str| -> Vec<Value> {
+        let (status, v) = json(port, &format!("/v1/semantic/features{query}"), token);
+        assert_eq!(status, 200, "{query}: {v}");
+        v["features"].as_array().unwrap().clone()
+    };
+    let all = features("", ALICE);
+    let cats: Vec<&str> = all
+        .iter()
+        .map(|f| f["category_id"].as_str().unwrap())
+        .collect();
+    assert_eq!(cats, ["document", "fact", "fact"], "{all:?}");
+    assert!(all.iter().all(|f| {
+        let id = f["id"].as_str().unwrap();
+        id.len() == 36 && id.matches('-').count() == 4
+    }));
+    let text = serde_json::to_string(&all).unwrap();
+    assert!(!text.contains("pull numbers"), "no playbook bodies");
+    assert!(
+        !text.contains("Lives in"),
+        "superseded and purged rows are not current"
+    );
+    let tea = features("?session_id=sess_9", ALICE);
+    assert_eq!(tea.len(), 1, "{tea:?}");
+    assert_eq!(tea[0]["value"], "Prefers green tea");
+    let ev = &tea[0]["metadata"]["provenance"]["evidence"][0];
+    assert_eq!(
+        (ev["source_type"].as_str(), ev["message_id"].as_str()),
+        (Some("episodic_message"), Some("msg_0042"))
+    );
+    assert_eq!(ev["heading"], "user:u_1->agt_helper");
+    assert_eq!(tea[0]["metadata"]["write_reason"], "direct_user_statement");
+    assert_eq!(features("?category_id=document", ALICE).len(), 1);
+    assert!(features("?org_id=t_other", ALICE).is_empty());
+    assert_eq!(features("?org_id=t_acme", ALICE).len(), 3);
+    assert!(features("?session_id=nope", ALICE).is_empty());
+    assert!(
+        features(&format!("?account={ACCT}"), BOB).is_empty(),
+        "private rows are not bob's"
+    );
+    let (status, v) = json(port, "/v1/semantic/features?limit=201", ALICE);
+    assert_eq!(
+        (status, v["error"]["code"].as_str()),
+        (400, Some("bad_limit"))
+    );
 }
 
 /// Stops the runtime when the test fails, showing why a thread stopped.

@@ -193,8 +193,9 @@ pub struct AssertOp {
     /// Language code.
     #[serde(default)]
     pub lang: Option<String>,
-    /// Evidence (≤32 items, ≤8 quotes, ≤8,000 quote chars).
-    #[serde(default)]
+    /// Evidence (≤32 items, ≤8 quotes, ≤8,000 quote chars). JSON form: an item may also be an
+    /// episodic message ([`super::episodic`]).
+    #[serde(default, deserialize_with = "super::episodic::evidence_list")]
     pub evidence: Vec<Evidence>,
     /// A vector for the projection, if the extractor has one.
     #[serde(default)]
@@ -264,7 +265,8 @@ avro_record!(CloseOp {
 pub struct AttachEvidenceOp {
     /// The row.
     pub target: String,
-    /// New evidence.
+    /// New evidence (JSON form: items may be episodic messages, as for `assert`).
+    #[serde(deserialize_with = "super::episodic::evidence_list")]
     pub evidence: Vec<Evidence>,
 }
 avro_record!(AttachEvidenceOp { target, evidence });

@@ -2,6 +2,7 @@
 //! form field by field in `.avsc` order.
 
 mod common;
+pub mod episodic;
 mod intent;
 mod ledger;
 mod receipt;

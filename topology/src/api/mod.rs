@@ -10,6 +10,7 @@
 //!   `GET /v1/export`.
 //! - [`search`]: `POST /v1/search` (search_knowledge).
 //! - [`ingress`]: `POST /v1/intents`.
+//! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
 //! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
 //!
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
@@ -17,6 +18,7 @@
 pub mod ingress;
 pub mod read;
 pub mod search;
+pub mod semantic;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -209,6 +211,7 @@ pub fn router(api: Api) -> Router {
         .route("/v1/playbooks/{id}", get(read::playbook))
         .route("/v1/entities/{entity}/timeline", get(read::timeline))
         .route("/v1/export", get(read::export))
+        .route("/v1/semantic/features", get(semantic::features))
         .route("/v1/intents", post(ingress::post_intent))
         .route("/v1/openapi.json", get(openapi))
         .with_state(api)
@@ -235,6 +238,7 @@ mod tests {
             "/v1/entities/{entity}/timeline",
             "/v1/export",
             "/v1/intents",
+            "/v1/semantic/features",
         ] {
             assert!(doc["paths"][path].is_object(), "{path} missing");
         }

@@ -64,7 +64,8 @@ pub struct ProfileAnswer {
     pub playbook_index: String,
 }
 
-fn readable(api: &Api, p: &Principal, account: &str) -> Result<Vec<Row>, ApiError> {
+/// The rows of `account` that `p` may read (hydrated from the view store).
+pub fn readable(api: &Api, p: &Principal, account: &str) -> Result<Vec<Row>, ApiError> {
     let mut rows = api
         .views
         .get()
