@@ -317,6 +317,8 @@ impl ViewStore {
             account_prefix(acct),
             mark_value(&mark),
         );
+        // Its rendered View is due: the sink publishes it and clears the mark.
+        batch.batch.put_cf(self.cf("pending")?, acct.as_bytes(), []);
         batch.marks.insert(acct.to_owned(), mark);
         batch.folded += 1;
         Ok(())

@@ -8,11 +8,12 @@ use std::io::{BufReader, Cursor};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use kledger_schemas::avro::{NoRegistry, decode};
+use kledger_schemas::avro::decode;
 use kledger_schemas::{Commit, IntentRecord, Receipt};
 use kledger_state::{MemoryStore, digest};
 use kledger_topology::config::Config;
 use kledger_topology::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::registry::Codec;
 use kledger_topology::{offline, publish, topics};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -316,22 +317,28 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
     out
 }
 
+/// The codec `c` reads with: single-object, or its schema registry's ids.
+fn codec(c: &Config) -> Codec {
+    if c.registry.url.is_empty() {
+        Codec::single_object()
+    } else {
+        Codec::connect(c).unwrap()
+    }
+}
+
 pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
+    let codec = codec(c);
     read_all(bootstrap, &c.topics().outbox, c.kafka.partitions)
         .into_iter()
-        .map(|r| {
-            (
-                r.partition,
-                decode::<Commit>(&r.payload, &NoRegistry).unwrap(),
-            )
-        })
+        .map(|r| (r.partition, decode::<Commit>(&r.payload, &codec).unwrap()))
         .collect()
 }
 
 pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
+    let codec = codec(c);
     read_all(bootstrap, &c.topics().receipts, c.kafka.partitions)
         .into_iter()
-        .map(|r| decode::<Receipt>(&r.payload, &NoRegistry).unwrap())
+        .map(|r| decode::<Receipt>(&r.payload, &codec).unwrap())
         .collect()
 }
 

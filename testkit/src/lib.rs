@@ -10,6 +10,7 @@
 //! - [`filter`]: an evaluator of Qdrant REST JSON filters, to check access filters.
 //! - [`kafka`]: Kafka test tools (in-process broker, readers, expected outputs, children).
 //! - [`badinput`]: the bad-input corpus (dead letters and rejected receipts, with codes).
+//! - [`registry`]: a minimal in-process Confluent Schema Registry (REST subset) for tests.
 //! - [`harness`]: the reliability harness (`cargo run -p kledger-testkit --bin harness`).
 
 pub mod badinput;
@@ -22,6 +23,7 @@ pub mod kafka;
 pub mod ledger;
 pub mod legacy;
 pub mod model;
+pub mod registry;
 
 pub use generate::{GenConfig, Generator};
 pub use ledger::Ledger;

@@ -5,9 +5,10 @@ use std::collections::BTreeMap;
 
 use kledger_processors::routing::partition_for;
 use kledger_schemas::Receipt;
-use kledger_schemas::avro::{KnownSchemas, decode};
+use kledger_schemas::avro::decode;
 use kledger_state::{Applier, MemoryStore, StateStore};
 use kledger_testkit::badinput::{Expect, corpus};
+use kledger_topology::registry::Codec;
 use kledger_topology::runtime::batch::{OutKind, decide_batch};
 use kledger_topology::topics::Topics;
 use rdkafka::Timestamp;
@@ -23,7 +24,7 @@ fn every_case_gets_its_answer_from_the_processor_code() {
     assert_eq!(kinds.len(), cases.len(), "case names are unique");
     let store = MemoryStore::new();
     let topics = Topics::new("kledger");
-    let lookup = KnownSchemas::released();
+    let lookup = Codec::single_object();
     let mut offsets: BTreeMap<i32, i64> = BTreeMap::new();
     let mut message = |key: Option<Vec<u8>>, payload: Option<Vec<u8>>, p: i32, ts: i64| {
         let o = offsets.entry(p).or_insert(0);

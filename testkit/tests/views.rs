@@ -231,3 +231,26 @@ fn timelines_are_per_entity_in_time_source_id_order() {
             .is_empty()
     );
 }
+
+#[test]
+fn every_folded_account_is_pending_until_its_view_is_published() {
+    let ledger = generated(500);
+    let (_d, s) = store();
+    fold_all(&s, &ledger.commits);
+    let accounts: Vec<String> = ledger
+        .commits
+        .iter()
+        .map(|c| c.account_id.clone())
+        .collect::<std::collections::BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert_eq!(s.pending(1_000).unwrap(), accounts);
+    assert_eq!(s.pending(2).unwrap(), accounts[..2]);
+    s.published(&accounts[..2]).unwrap();
+    assert_eq!(s.pending(1_000).unwrap(), accounts[2..]);
+    // Commits already folded do not make an account due again.
+    fold_all(&s, &ledger.commits);
+    assert_eq!(s.pending(1_000).unwrap(), accounts[2..]);
+    s.published(&accounts).unwrap();
+    assert!(s.pending(1_000).unwrap().is_empty());
+}

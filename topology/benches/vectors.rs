@@ -189,6 +189,7 @@ fn main() {
         ),
         partitions: PARTITIONS,
         producer: Arc::default(),
+        codec: Arc::default(),
         index: Some(Arc::new(live_index)),
         embedder: Some(Arc::new(embedder.clone())),
     };

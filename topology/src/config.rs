@@ -39,6 +39,30 @@ pub struct Config {
     pub api: ApiConfig,
     /// The vector projection (a sink of the outbox) and search.
     pub vectors: VectorsConfig,
+    /// A Confluent Schema Registry (none by default: single-object encoding).
+    pub registry: RegistryConfig,
+}
+
+/// The schema registry (see `crate::registry`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RegistryConfig {
+    /// Base URL of a Confluent Schema Registry, e.g. `http://127.0.0.1:8081`; empty: none.
+    pub url: String,
+    /// Timeout of one registry request.
+    pub timeout_ms: u64,
+    /// How long an unreachable registry is retried when resolving an id read on the wire.
+    pub outage_retry_ms: u64,
+}
+
+impl Default for RegistryConfig {
+    fn default() -> Self {
+        Self {
+            url: String::new(),
+            timeout_ms: 5_000,
+            outage_retry_ms: 30_000,
+        }
+    }
 }
 
 /// The vector projection.

@@ -14,6 +14,7 @@
 //! - [`publish`]: `kledger publish`; [`migrate`]: `kledger migrate plan|apply`.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild views|qdrant`;
 //!   [`stateops`]: `kledger state restore`.
+//! - [`registry`]: the record codec (single-object, or Confluent framing with a schema registry).
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
 
 pub mod api;
@@ -27,6 +28,7 @@ pub mod offline;
 pub mod progress;
 pub mod publish;
 pub mod rebuild;
+pub mod registry;
 pub mod replay;
 pub mod runtime;
 pub mod sinks;

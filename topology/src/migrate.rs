@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_processors::migrate::{Disposition, LegacyRow, PlanEntry, Planned, Survey, plan_row};
-use kledger_schemas::avro::{KnownSchemas, decode};
+use kledger_schemas::avro::decode;
 use kledger_schemas::{Intent, IntentRecord, Outcome, Receipt};
 use rdkafka::message::Message;
 use serde::{Deserialize, Serialize};
@@ -280,7 +280,7 @@ fn published_actions(
     let topic = config.topics().intents;
     let from = (0..partitions).map(|p| (p, 0)).collect();
     let mut reader = TopicReader::open(config, &topic, &from)?;
-    let lookup = KnownSchemas::released();
+    let lookup = crate::registry::Codec::connect(config)?;
     let mut found = BTreeSet::new();
     while let Some(batch) = reader.next_batch(10_000)? {
         for m in batch {
@@ -306,7 +306,7 @@ fn await_receipts(
 ) -> anyhow::Result<BTreeMap<String, Receipt>> {
     let topic = config.topics().receipts;
     let deadline = Instant::now() + timeout;
-    let lookup = KnownSchemas::released();
+    let lookup = crate::registry::Codec::connect(config)?;
     let mut next: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
     let mut got: BTreeMap<String, Receipt> = BTreeMap::new();
     while got.len() < wanted.len() && Instant::now() < deadline {

@@ -9,7 +9,6 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use kledger_processors::routing::partition_for;
 use kledger_schemas::IntentRecord;
-use kledger_schemas::avro::encode_single_object;
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use crate::config::Config;
@@ -35,6 +34,7 @@ pub struct Publisher {
     partitions: i32,
     in_flight: BTreeSet<u64>,
     next_id: u64,
+    codec: crate::registry::Codec,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -47,7 +47,8 @@ impl std::fmt::Debug for Publisher {
 }
 
 impl Publisher {
-    /// A publisher to the configured intents topic of `partitions` partitions.
+    /// A publisher to the configured intents topic of `partitions` partitions (registering
+    /// the schemas when a registry is configured).
     pub fn new(config: &Config, partitions: i32) -> anyhow::Result<Self> {
         let (tx, reports) = channel();
         let producer = producer_config(config, None)
@@ -60,6 +61,7 @@ impl Publisher {
             partitions,
             in_flight: BTreeSet::new(),
             next_id: 0,
+            codec: crate::registry::Codec::connect(config)?,
         })
     }
 
@@ -67,7 +69,7 @@ impl Publisher {
     /// many earlier records were confirmed delivered meanwhile.
     pub fn send(&mut self, record: &IntentRecord) -> anyhow::Result<u64> {
         let key = record.intent.account_id.as_bytes();
-        let payload = encode_single_object(&record.intent);
+        let payload = self.codec.encode(&record.intent);
         let id = self.next_id;
         self.next_id += 1;
         let rec = BaseRecord::with_opaque_to(&self.topic, Box::new(id))

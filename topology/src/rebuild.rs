@@ -14,7 +14,7 @@ use std::time::Instant;
 use anyhow::Context;
 use kledger_processors::embed::HashEmbedder;
 use kledger_schemas::Commit;
-use kledger_schemas::avro::{KnownSchemas, decode};
+use kledger_schemas::avro::decode;
 use kledger_state::{MarkStore, ViewStore};
 use rdkafka::message::Message;
 
@@ -166,7 +166,7 @@ pub fn rebuild(
         .map(|(h, f)| (h - f).max(0) as u64)
         .sum();
     let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
-    let lookup = KnownSchemas::released();
+    let lookup = crate::registry::Codec::connect(config)?;
     let (mut records, mut undecodable) = (0u64, 0u64);
     let from: std::collections::BTreeMap<i32, i64> =
         (0..partitions).map(|p| (p, from[p as usize])).collect();

@@ -31,6 +31,7 @@ use crate::runtime::clients::{RestoreContext, restore_config, seek_or_retry_late
 use crate::runtime::position::{IdleProbe, Position, Verdict};
 use crate::runtime::restore::RESTORE_STALL_MAX;
 
+use crate::registry::Codec;
 use crate::runtime::batch::{OutKind, decide_batch};
 use crate::topics::Topics;
 
@@ -150,7 +151,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     from: i64,
     intents: &mut dyn Source,
     outbox: &mut dyn Source,
-    lookup: &dyn SchemaLookup,
+    codec: &Codec,
     progress: &dyn Fn(u64),
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(Counts, Option<Difference>)> {
@@ -161,7 +162,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     if from > 0 {
         let mut overlay = Overlay::new(store);
         while let Some(rec) = outbox.next_record()? {
-            let commit = decode_commit(&rec, lookup);
+            let commit = decode_commit(&rec, codec);
             match commit {
                 Ok(c) if c.intent_offset < from => {
                     restore_record(
@@ -169,7 +170,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
                         p,
                         rec.offset(),
                         rec.payload().unwrap_or_default(),
-                        lookup,
+                        codec,
                     )
                     .with_context(|| {
                         format!("folding outbox partition {p} offset {}", rec.offset())
@@ -214,12 +215,12 @@ pub fn verify_partition<S: StateStore + ?Sized>(
             break;
         }
         let mut applier = Applier::new(store);
-        let decided = decide_batch(&mut applier, &batch, topics, partitions, lookup)?;
+        let decided = decide_batch(&mut applier, &batch, topics, partitions, codec)?;
         store.write(&applier.into_writes())?;
         counts.intents += batch.len() as u64;
         progress(batch.len() as u64);
         for out in decided.out.iter().filter(|o| o.kind == OutKind::Outbox) {
-            let want: Commit = decode(&out.payload, lookup).context("decode a replayed commit")?;
+            let want: Commit = decode(&out.payload, codec).context("decode a replayed commit")?;
             loop {
                 let Some(rec) = next_outbox(&mut held)? else {
                     return Ok((
@@ -240,12 +241,12 @@ pub fn verify_partition<S: StateStore + ?Sized>(
                     counts.commits += 1;
                     break;
                 }
-                if is_repeat(store, p, &rec, &matched, lookup)? {
+                if is_repeat(store, p, &rec, &matched, codec)? {
                     counts.repeats += 1;
                     continue;
                 }
                 // Named by the outbox record (where it is); the fields show what replay made.
-                let got = decode_commit(&rec, lookup);
+                let got = decode_commit(&rec, codec);
                 let fields = match &got {
                     Ok(got) => field_diff(&want, got),
                     Err(e) => vec![("record".into(), "a commit".into(), e.clone())],
@@ -267,11 +268,11 @@ pub fn verify_partition<S: StateStore + ?Sized>(
         }
     }
     while let Some(rec) = next_outbox(&mut held)? {
-        if is_repeat(store, p, &rec, &matched, lookup)? {
+        if is_repeat(store, p, &rec, &matched, codec)? {
             counts.repeats += 1;
             continue;
         }
-        let got = decode_commit(&rec, lookup).ok();
+        let got = decode_commit(&rec, codec).ok();
         return Ok((
             counts,
             Some(Difference {
@@ -306,7 +307,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
     partitions: i32,
     from: &BTreeMap<i32, i64>,
     open: &(dyn Fn(i32) -> anyhow::Result<Sources> + Sync),
-    lookup: &(dyn SchemaLookup + Sync),
+    codec: &Codec,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Report> {
     use std::sync::Mutex;
@@ -334,7 +335,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                             start,
                             intents.as_mut(),
                             outbox.as_mut(),
-                            lookup,
+                            codec,
                             progress,
                             &stop,
                         )
@@ -363,8 +364,8 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
     Ok(report)
 }
 
-fn decode_commit(rec: &OwnedMessage, lookup: &dyn SchemaLookup) -> Result<Commit, String> {
-    decode(rec.payload().unwrap_or_default(), lookup).map_err(|e| e.to_string())
+fn decode_commit(rec: &OwnedMessage, codec: &dyn SchemaLookup) -> Result<Commit, String> {
+    decode(rec.payload().unwrap_or_default(), codec).map_err(|e| e.to_string())
 }
 
 /// Whether `rec` repeats a commit already matched: same account and seq, a head hash that is
@@ -374,9 +375,9 @@ fn is_repeat<S: StateRead + ?Sized>(
     p: i32,
     rec: &OwnedMessage,
     matched: &BTreeMap<String, i64>,
-    lookup: &dyn SchemaLookup,
+    codec: &dyn SchemaLookup,
 ) -> anyhow::Result<bool> {
-    let Ok(mut c) = decode_commit(rec, lookup) else {
+    let Ok(mut c) = decode_commit(rec, codec) else {
         return Ok(false);
     };
     if matched.get(&c.account_id).is_none_or(|&m| c.commit_seq > m) {
@@ -617,7 +618,7 @@ pub fn verify_topics(
     let started = Instant::now();
     let result = (|| {
         let store = kledger_state::RocksStore::open(scratch, &config.state.rocks())?;
-        let lookup = kledger_schemas::avro::KnownSchemas::released();
+        let codec = Codec::connect(config)?;
         let open = |p: i32| -> anyhow::Result<Sources> {
             let start = from.get(&p).copied().unwrap_or(0);
             Ok((
@@ -625,7 +626,7 @@ pub fn verify_topics(
                 Box::new(TopicSource::open(config, &topics.outbox, p, 0)?),
             ))
         };
-        verify(&store, &topics, partitions, from, &open, &lookup, &|n| {
+        verify(&store, &topics, partitions, from, &open, &codec, &|n| {
             bar.inc(n)
         })
     })();

@@ -5,7 +5,6 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
-use kledger_schemas::avro::KnownSchemas;
 use kledger_state::{RocksStore, digest};
 
 use crate::config::Config;
@@ -60,7 +59,7 @@ pub fn restore(
                 &topics.outbox,
                 &store,
                 &all,
-                &KnownSchemas::released(),
+                &crate::registry::Codec::connect(config)?,
                 &AtomicBool::new(false),
                 &|n| bar.inc(n),
             )?;

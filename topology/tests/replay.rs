@@ -12,6 +12,7 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::{KnownSchemas, decode, encode_single_object};
 use kledger_schemas::{Commit, IntentRecord};
 use kledger_state::{Applier, MemoryStore, StateStore};
+use kledger_topology::registry::Codec;
 use kledger_topology::replay::{self, DiffKind, Report, Sources};
 use kledger_topology::runtime::batch::{OutKind, decide_batch};
 use kledger_topology::topics::Topics;
@@ -68,7 +69,7 @@ fn renumber(records: Vec<OwnedMessage>) -> Vec<OwnedMessage> {
 fn live_outbox(intents: &BTreeMap<i32, Vec<OwnedMessage>>) -> BTreeMap<i32, Vec<OwnedMessage>> {
     let store = MemoryStore::new();
     let topics = Topics::new("kledger");
-    let lookup = KnownSchemas::released();
+    let lookup = Codec::single_object();
     let mut out: BTreeMap<i32, Vec<OwnedMessage>> = BTreeMap::new();
     for (&p, records) in intents {
         // Batches of another size than replay's: decisions must not depend on batching.
@@ -103,7 +104,7 @@ fn fixture() -> Fixture {
 
 fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
     let store = MemoryStore::new();
-    let lookup = KnownSchemas::released();
+    let lookup = Codec::single_object();
     let open = |p: i32| -> anyhow::Result<Sources> {
         Ok((
             Box::new(f.intents.get(&p).cloned().unwrap_or_default().into_iter()),

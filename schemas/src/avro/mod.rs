@@ -10,10 +10,14 @@ mod binary;
 pub mod json;
 pub mod wire;
 
+/// The parsed Avro schema type writer schemas are resolved to.
+pub use apache_avro::Schema;
+
 pub use binary::{AvroCodec, Reader, write_bytes, write_long};
 pub use wire::{
-    KnownSchemas, NoRegistry, Record, SINGLE_OBJECT_HEADER, SchemaLookup, decode, encode_confluent,
-    encode_single_object, fingerprint, frame_single_object, schema, single_object_header,
+    CONFLUENT_MAGIC, KnownSchemas, NoRegistry, Record, SINGLE_OBJECT_HEADER, SchemaLookup, decode,
+    encode_confluent, encode_single_object, fingerprint, frame_single_object, schema,
+    single_object_header,
 };
 
 /// Why bytes could not be decoded into a record. Each variant has a stable dead-letter code.

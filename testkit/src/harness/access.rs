@@ -361,6 +361,7 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         )?),
         partitions: 4,
         producer: Arc::default(),
+        codec: Arc::default(),
         index: Some(Arc::new(Live::with_value(
             &dir.path().join("gens"),
             "g000001",

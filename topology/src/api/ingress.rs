@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use kledger_processors::access::may_address;
 use kledger_processors::routing::partition_for;
 use kledger_processors::validate::validate;
-use kledger_schemas::avro::{KnownSchemas, decode, encode_single_object};
+use kledger_schemas::avro::decode;
 use kledger_schemas::{Intent, Receipt};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::Message;
@@ -96,7 +96,6 @@ fn wait_receipt(
     tpl.add_partition_offset(&topic, partition, Offset::Offset(from))
         .map_err(ApiError::internal)?;
     c.assign(&tpl).map_err(ApiError::internal)?;
-    let lookup = KnownSchemas::default();
     while Instant::now() < deadline {
         let left = deadline.saturating_duration_since(Instant::now());
         let Some(Ok(m)) = c.poll(left.min(Duration::from_millis(200))) else {
@@ -107,7 +106,7 @@ fn wait_receipt(
         }
         if let Some(r) = m
             .payload()
-            .and_then(|b| decode::<Receipt>(b, &lookup).ok())
+            .and_then(|b| decode::<Receipt>(b, api.codec.as_ref()).ok())
             .filter(|r| r.action_id == action_id)
         {
             return Ok(Some(r));
@@ -162,7 +161,7 @@ pub async fn post_intent(
         } else {
             None
         };
-        let payload = encode_single_object(&intent);
+        let payload = api.codec.encode(&intent);
         let topic = api.config.topics().intents;
         let record = FutureRecord::to(&topic)
             .key(intent.account_id.as_bytes())

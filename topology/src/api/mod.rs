@@ -48,6 +48,8 @@ pub struct Api {
     pub views: Arc<crate::generations::Live<ViewStore>>,
     /// Partition count of the intents topic.
     pub partitions: i32,
+    /// How records are framed and read (single-object, or a schema registry's ids).
+    pub codec: Arc<crate::registry::Codec>,
     /// The ingress producer (created on first use).
     pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
     /// The vector projection search queries (its active generation; none: search answers

@@ -5,11 +5,12 @@ use std::collections::BTreeMap;
 
 use kledger_processors::RecordMeta;
 use kledger_processors::routing::partition_for;
-use kledger_schemas::avro::{SchemaLookup, decode, encode_single_object};
-use kledger_schemas::{Intent, Outcome};
+use kledger_schemas::avro::{SchemaLookup, decode};
+use kledger_schemas::{Commit, Intent, Outcome};
 use kledger_state::{Applier, StateError, StateRead};
 use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 
+use crate::registry::Codec;
 use crate::topics::Topics;
 
 /// What to produce.
@@ -169,19 +170,20 @@ pub fn dead_letter(
     }
 }
 
-/// Decides every record of `batch` with `applier`. A state error is internal: the caller stops.
+/// Decides every record of `batch` with `applier`; records are read and written with `codec`.
+/// A state error is internal: the caller stops.
 pub fn decide_batch<S: StateRead + ?Sized>(
     applier: &mut Applier<'_, S>,
     batch: &[OwnedMessage],
     topics: &Topics,
     partitions: i32,
-    lookup: &dyn SchemaLookup,
+    codec: &Codec,
 ) -> Result<Decided, StateError> {
     let mut d = Decided::default();
     for msg in batch {
         let p = msg.partition();
         d.next_offsets.insert(p, msg.offset() + 1);
-        let intent = match classify(msg, partitions, lookup) {
+        let intent = match classify(msg, partitions, codec) {
             Ok(i) => i,
             Err((code, message)) => {
                 *d.deadletters.entry(code).or_insert(0) += 1;
@@ -203,7 +205,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
                 kind: OutKind::Outbox,
                 partition: Some(p),
                 key: key.clone(),
-                payload: record,
+                payload: codec.frame::<Commit>(record),
                 timestamp: Some(c.recorded_at),
                 headers: Vec::new(),
                 intent_time: Some(timestamp),
@@ -213,7 +215,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
             kind: OutKind::Receipt,
             partition: Some(p),
             key,
-            payload: encode_single_object(&decision.receipt),
+            payload: codec.encode(&decision.receipt),
             timestamp: None,
             headers: Vec::new(),
             intent_time: Some(timestamp),

@@ -25,6 +25,7 @@ use kledger_state::{RocksStore, ViewStore};
 use crate::config::Config;
 use crate::embedded::EmbeddedBroker;
 use crate::generations::Live;
+use crate::registry::Codec;
 use crate::vector::VectorGen;
 use crate::{http, metrics, topics};
 
@@ -244,6 +245,8 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     let (b, t2) = (bootstrap.clone(), t.clone());
     let partitions = tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await??;
     config.kafka.partitions = partitions;
+    let c = config.clone();
+    let codec = Arc::new(tokio::task::spawn_blocking(move || Codec::connect(&c)).await??);
     let store = if roles.apply {
         std::fs::create_dir_all(&config.state.dir)
             .with_context(|| format!("create {}", config.state.dir.display()))?;
@@ -283,6 +286,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
             views: v.clone(),
             partitions,
             producer: Arc::default(),
+            codec: codec.clone(),
             index: vectors.as_ref().map(|v| v.0.clone()),
             embedder: vectors.as_ref().map(|v| v.1.clone()),
         }),
@@ -301,10 +305,15 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     };
     let processor = match store {
         Some(s) => {
-            let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
+            let (c, st, sd, co) = (
+                config.clone(),
+                status.clone(),
+                shutdown.clone(),
+                codec.clone(),
+            );
             // Own named OS threads: every rdkafka and RocksDB call in them may block.
             Some(spawn_thread("kledger-apply", move || {
-                processor::Processor::new(c, partitions, s, st, sd)
+                processor::Processor::new(c, partitions, s, st, sd, co)
                     .and_then(processor::Processor::run)
             })?)
         }
@@ -315,17 +324,33 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         && config.views.enabled
         && let Some(live) = views.clone()
     {
-        let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
+        let (c, st, sd, co) = (
+            config.clone(),
+            status.clone(),
+            shutdown.clone(),
+            codec.clone(),
+        );
         sinks.push(spawn_thread("kledger-views", move || {
             supervise("views", &sd, || {
-                crate::sinks::views::ViewSink::new(c.clone(), live.clone(), st.clone(), sd.clone())
-                    .and_then(crate::sinks::views::ViewSink::run)
+                crate::sinks::views::ViewSink::new(
+                    c.clone(),
+                    live.clone(),
+                    st.clone(),
+                    sd.clone(),
+                    co.clone(),
+                )
+                .and_then(crate::sinks::views::ViewSink::run)
             });
             Ok(())
         })?);
     }
     if vectors_owner && let Some((live, embedder)) = vectors.clone() {
-        let (c, st, sd) = (config.clone(), status.clone(), shutdown.clone());
+        let (c, st, sd, co) = (
+            config.clone(),
+            status.clone(),
+            shutdown.clone(),
+            codec.clone(),
+        );
         sinks.push(spawn_thread("kledger-vectors", move || {
             supervise("vectors", &sd, || {
                 crate::sinks::vectors::VectorSink::new(
@@ -334,6 +359,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
                     embedder.clone(),
                     st.clone(),
                     sd.clone(),
+                    co.clone(),
                 )
                 .and_then(crate::sinks::vectors::VectorSink::run)
             });

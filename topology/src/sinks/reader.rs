@@ -4,12 +4,13 @@
 //! only report lag).
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_schemas::Commit;
-use kledger_schemas::avro::{KnownSchemas, decode};
+use kledger_schemas::avro::decode;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::ThreadedProducer;
@@ -17,6 +18,7 @@ use rdkafka::{Offset, TopicPartitionList};
 
 use crate::config::Config;
 use crate::metrics as m;
+use crate::registry::Codec;
 use crate::runtime::batch::{Decided, dead_letter};
 use crate::runtime::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
@@ -44,7 +46,7 @@ pub struct OutboxReader {
     next_id: u64,
     positions: BTreeMap<i32, Position>,
     idle: IdleProbe,
-    lookup: KnownSchemas,
+    codec: Arc<Codec>,
     /// An assignment arrived (possibly empty).
     joined: bool,
     /// Assigned partitions whose end this reader has reached since they were assigned.
@@ -62,12 +64,13 @@ impl std::fmt::Debug for OutboxReader {
 
 impl OutboxReader {
     /// Connects a consumer in group `<group_id>-<sink>` (subscribed to the outbox) and a
-    /// producer for the sink's outputs.
+    /// producer for the sink's outputs; records are read with `codec`.
     pub fn new(
         config: &Config,
         sink: &'static str,
         batch_records_max: usize,
         batch_wait_ms: u64,
+        codec: Arc<Codec>,
     ) -> anyhow::Result<Self> {
         let topics = config.topics();
         let (ev_tx, events) = channel();
@@ -102,7 +105,7 @@ impl OutboxReader {
             idle: IdleProbe::default(),
             joined: false,
             reached_end: BTreeSet::new(),
-            lookup: KnownSchemas::default(),
+            codec,
         })
     }
 
@@ -239,7 +242,7 @@ impl OutboxReader {
             let decoded = msg
                 .payload()
                 .ok_or_else(|| "null record".to_owned())
-                .and_then(|b| decode::<Commit>(b, &self.lookup).map_err(|e| e.to_string()));
+                .and_then(|b| decode::<Commit>(b, self.codec.as_ref()).map_err(|e| e.to_string()));
             match decoded {
                 Ok(c) => out.push((msg.partition(), msg.offset(), c)),
                 Err(e) => {
@@ -291,6 +294,11 @@ impl OutboxReader {
     /// since they were assigned (an empty assignment counts once it arrived).
     pub fn caught_up(&self) -> bool {
         self.joined && self.positions.keys().all(|p| self.reached_end.contains(p))
+    }
+
+    /// The codec records are read (and sink outputs written) with.
+    pub fn codec(&self) -> &Codec {
+        &self.codec
     }
 
     /// Leaves the group.

@@ -26,6 +26,7 @@ use super::reader::OutboxReader;
 use crate::config::Config;
 use crate::generations::Live;
 use crate::metrics as m;
+use crate::registry::Codec;
 use crate::runtime::status::Status;
 use crate::vector::embedder::Embedder;
 use crate::vector::{Point, VectorGen, VectorIndex};
@@ -103,6 +104,7 @@ impl VectorSink {
         embedder: Arc<dyn Embedder>,
         status: Arc<Status>,
         shutdown: Arc<AtomicBool>,
+        codec: Arc<Codec>,
     ) -> anyhow::Result<Self> {
         status.set_sink(SINK, false);
         let reader = OutboxReader::new(
@@ -110,6 +112,7 @@ impl VectorSink {
             SINK,
             config.vectors.batch_records_max,
             config.vectors.batch_wait_ms,
+            codec,
         )?;
         Ok(Self {
             current: live.get(),

@@ -12,13 +12,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use anyhow::Context;
-use kledger_schemas::avro::encode_single_object;
 use kledger_state::{ViewBatch, ViewStore};
 
 use super::reader::OutboxReader;
 use crate::config::Config;
 use crate::generations::Live;
 use crate::metrics as m;
+use crate::registry::Codec;
 use crate::runtime::batch::{Decided, OutKind, Outgoing};
 use crate::runtime::status::Status;
 
@@ -50,6 +50,7 @@ impl ViewSink {
         live: Arc<Live<ViewStore>>,
         status: Arc<Status>,
         shutdown: Arc<AtomicBool>,
+        codec: Arc<Codec>,
     ) -> anyhow::Result<Self> {
         status.set_sink(SINK, false);
         let reader = OutboxReader::new(
@@ -57,6 +58,7 @@ impl ViewSink {
             SINK,
             config.views.batch_records_max,
             config.views.batch_wait_ms,
+            codec,
         )?;
         Ok(Self {
             config,
@@ -127,7 +129,7 @@ impl ViewSink {
                     kind: OutKind::View,
                     partition: None,
                     key: Some(a.clone().into_bytes()),
-                    payload: encode_single_object(&view),
+                    payload: self.reader.codec().encode(&view),
                     timestamp: Some(view.as_of),
                     headers: Vec::new(),
                     intent_time: None,

@@ -68,7 +68,7 @@ impl Processor {
             batch,
             &self.topics,
             self.partitions,
-            self.lookup.as_ref(),
+            self.codec.as_ref(),
         )
         .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")))?;
         let writes = applier.into_writes();

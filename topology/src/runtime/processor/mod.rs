@@ -19,7 +19,6 @@ use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, bail};
-use kledger_schemas::avro::KnownSchemas;
 use kledger_state::{RocksStore, StateStore, keys};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Message, OwnedMessage};
@@ -35,6 +34,7 @@ use super::restore::restore;
 use super::status::Status;
 use crate::config::{Config, DeliveryMode};
 use crate::metrics as m;
+use crate::registry::Codec;
 use crate::topics::Topics;
 
 mod lifecycle;
@@ -62,7 +62,7 @@ pub struct Processor {
     topics: Arc<Topics>,
     partitions: i32,
     store: Arc<RocksStore>,
-    lookup: Arc<KnownSchemas>,
+    codec: Arc<Codec>,
     consumer: BaseConsumer<EventContext>,
     events: Receiver<RebalanceEvent>,
     producer: ThreadedProducer<DeliveryContext>,
@@ -102,13 +102,15 @@ fn transactional_id(config: &Config) -> Option<String> {
 }
 
 impl Processor {
-    /// Connects the clients and subscribes; `partitions` is the checked partition count.
+    /// Connects the clients and subscribes; `partitions` is the checked partition count;
+    /// records are read and written with `codec`.
     pub fn new(
         config: Arc<Config>,
         partitions: i32,
         store: Arc<RocksStore>,
         status: Arc<Status>,
         shutdown: Arc<AtomicBool>,
+        codec: Arc<Codec>,
     ) -> anyhow::Result<Self> {
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
@@ -135,7 +137,7 @@ impl Processor {
             topics,
             partitions,
             store,
-            lookup: Arc::new(KnownSchemas::released()),
+            codec,
             consumer,
             events,
             producer,
@@ -362,10 +364,10 @@ impl Processor {
         }
         let tpl = self.tpl(ps, None)?;
         self.consumer.pause(&tpl).context("pause")?;
-        let (config, store, lookup, shutdown, tx) = (
+        let (config, store, codec, shutdown, tx) = (
             self.config.clone(),
             self.store.clone(),
-            self.lookup.clone(),
+            self.codec.clone(),
             self.shutdown.clone(),
             self.restore_tx.clone(),
         );
@@ -381,7 +383,7 @@ impl Processor {
                     &outbox,
                     &store,
                     &partitions,
-                    lookup.as_ref(),
+                    codec.as_ref(),
                     &shutdown,
                     &|_| {},
                 );
