@@ -15,7 +15,8 @@
 //! - [`embed`]: the deterministic local feature-hashing embedder (dense + sparse).
 //! - [`render`]: profile, playbook index and watchlist renderers.
 //! - [`routing`]: the murmur2 partitioner.
-//! - [`migrate`]: the legacy memory migration planner.
+//! - [`migrate`]: the legacy memory migration planner; [`legacy`]: cm_payload_v1's legacy
+//!   collection mapping.
 
 pub mod access;
 pub mod account;
@@ -24,6 +25,7 @@ pub mod codes;
 pub mod decide;
 pub mod embed;
 pub mod ids;
+pub mod legacy;
 pub mod migrate;
 pub mod payload;
 pub mod render;

@@ -11,7 +11,8 @@
 //! - [`sinks`]: projections of the outbox (the view materializer).
 //! - [`api`]: the owner-scoped read API.
 //! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
-//! - [`publish`]: `kledger publish`; [`migrate`]: `kledger migrate plan|apply`.
+//! - [`publish`]: `kledger publish`; [`migrate`]: `kledger migrate plan|apply`;
+//!   [`legacy_vectors`]: `kledger migrate vectors`.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild views|qdrant`;
 //!   [`stateops`]: `kledger state restore`.
 //! - [`registry`]: the record codec (single-object, or Confluent framing with a schema registry).
@@ -22,6 +23,7 @@ pub mod config;
 pub mod embedded;
 pub mod generations;
 pub mod http;
+pub mod legacy_vectors;
 pub mod metrics;
 pub mod migrate;
 pub mod offline;

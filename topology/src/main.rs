@@ -112,6 +112,8 @@ enum Command {
     },
 }
 
+/// Parsed once per run: the size of the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 enum MigrateCommand {
     /// Plan legacy memory rows (JSON lines) deterministically; resumes an existing plan file.
@@ -141,6 +143,55 @@ enum MigrateCommand {
         #[arg(long)]
         rate: Option<f64>,
         /// Hide the progress bars.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Copy points of legacy Qdrant collections (from a server, or exported as
+    /// `<collection>.jsonl`) into `cm_<type>_<dim>_v1` collections with cm_payload_v1 payloads
+    /// (docs/migration.md).
+    Vectors {
+        /// Directory of `<collection>.jsonl` files (points as Qdrant's scroll returns them).
+        #[arg(
+            long,
+            conflicts_with = "from_url",
+            required_unless_present = "from_url"
+        )]
+        from_export: Option<PathBuf>,
+        /// Read every collection of a legacy Qdrant server (gRPC URL).
+        #[arg(long)]
+        from_url: Option<String>,
+        /// Write into Qdrant's engine in-process, one directory per collection under DIR.
+        #[arg(long, conflicts_with = "to_url", required_unless_present = "to_url")]
+        to_dir: Option<PathBuf>,
+        /// Write into a Qdrant server (gRPC URL, e.g. http://qdrant:6334).
+        #[arg(long)]
+        to_url: Option<String>,
+        /// tenant_id of points whose payload names none.
+        #[arg(long)]
+        tenant: String,
+        /// team_id of points whose payload names none.
+        #[arg(long)]
+        team: Option<String>,
+        /// project_id of points whose payload names none.
+        #[arg(long)]
+        project: Option<String>,
+        /// Visibility of points whose payload names none.
+        #[arg(long, default_value = "private", value_parser = ["public", "confidential", "private"])]
+        visibility: String,
+        /// Embedding model id of points whose payload names none.
+        #[arg(long, default_value = "legacy")]
+        model: String,
+        /// Embedding space type in the collection name (cm_<type>_<dim>_v1).
+        #[arg(long, default_value = "text")]
+        space: String,
+        /// Which named vector to copy when points have several.
+        #[arg(long)]
+        vector_name: Option<String>,
+        /// Mapping rules (JSON array of {pattern, agent_id?, scope, tags?}) instead of the
+        /// cm_payload_v1 table.
+        #[arg(long)]
+        rules: Option<PathBuf>,
+        /// Hide the progress bar.
         #[arg(long)]
         quiet: bool,
     },
@@ -465,6 +516,71 @@ fn main() -> anyhow::Result<()> {
             );
             if !c.complete {
                 std::process::exit(1);
+            }
+        }
+        Command::Migrate {
+            command:
+                MigrateCommand::Vectors {
+                    from_export,
+                    from_url,
+                    to_dir,
+                    to_url,
+                    tenant,
+                    team,
+                    project,
+                    visibility,
+                    model,
+                    space,
+                    vector_name,
+                    rules,
+                    quiet,
+                },
+        } => {
+            use kledger_topology::legacy_vectors::{
+                Source, Target, VectorsOptions, migrate_vectors,
+            };
+            let rules = match rules {
+                Some(p) => serde_json::from_slice(
+                    &std::fs::read(&p).with_context(|| format!("read {}", p.display()))?,
+                )
+                .with_context(|| format!("{}: not a JSON array of rules", p.display()))?,
+                None => kledger_processors::legacy::seed_rules(),
+            };
+            let target = match (to_dir, to_url) {
+                (Some(d), _) => Target::Dir(d),
+                (None, Some(u)) => Target::Url(u),
+                (None, None) => anyhow::bail!("give --to-dir or --to-url"),
+            };
+            let source = match (from_export, from_url) {
+                (Some(d), _) => Source::Export(d),
+                (None, Some(u)) => Source::Server(u),
+                (None, None) => anyhow::bail!("give --from-export or --from-url"),
+            };
+            let reports = migrate_vectors(&VectorsOptions {
+                source,
+                rules,
+                defaults: kledger_processors::legacy::Defaults {
+                    tenant_id: tenant,
+                    team_id: team,
+                    project_id: project,
+                    visibility,
+                    model,
+                },
+                space,
+                vector_name,
+                target,
+                progress: !quiet,
+            })?;
+            for r in &reports {
+                println!("{}", serde_json::to_string(r)?);
+                eprintln!(
+                    "migrate vectors: {} -> {}: {} read, {} written, skipped {:?}",
+                    r.legacy,
+                    r.target.as_deref().unwrap_or("-"),
+                    r.read,
+                    r.written,
+                    r.skipped
+                );
             }
         }
         Command::Config => print!("{}", toml::to_string(&config)?),

@@ -276,3 +276,114 @@ fn a_migration_killed_midway_and_resumed_commits_what_an_uninterrupted_one_commi
     stop(run_a);
     stop(run_b);
 }
+
+/// `kledger migrate vectors`: exported legacy collections copied into `cm_text_<dim>_v1` of the
+/// embedded engine with cm_payload_v1 payloads (seed 000's mapping), unmapped collections and
+/// bad points skipped and reported, the copy idempotent.
+#[test]
+fn legacy_vector_collections_are_copied_with_mapped_payloads() {
+    use kledger_topology::vector::edge::EdgeIndex;
+    use kledger_topology::vector::{QueryVector, VectorIndex};
+    let dir = tempfile::tempdir().unwrap();
+    let export = dir.path().join("export");
+    std::fs::create_dir_all(&export).unwrap();
+    let v = |i: usize| -> Vec<f32> {
+        (0..8)
+            .map(|j| if j == i % 8 { 1.0 } else { 0.01 })
+            .collect()
+    };
+    let mut docs = String::new();
+    for i in 0..5 {
+        docs += &serde_json::json!({"id": i, "vector": v(i),
+            "payload": {"text": format!("helion doc {i}"), "doc_id": format!("doc_{i}"), "lang": "uk"}})
+        .to_string();
+        docs += "\n";
+    }
+    docs += "{\"id\": 99, \"vector\": [1.0, 2.0]}\n"; // another dimension
+    docs += "not json\n";
+    std::fs::write(export.join("helion_docs.jsonl"), docs).unwrap();
+    let mut mem = String::new();
+    for i in 0..3 {
+        mem += &serde_json::json!({"id": format!("00000000-0000-0000-0000-00000000000{i}"),
+            "vector": {"default": v(i + 5)}, "payload": {"content": "likes tea", "owner_kind": "user", "owner_id": "u_7"}})
+        .to_string();
+        mem += "\n";
+    }
+    std::fs::write(export.join("helion_memory_items.jsonl"), mem).unwrap();
+    std::fs::write(
+        export.join("random_stuff.jsonl"),
+        "{\"id\": 1, \"vector\": [0.5]}\n{\"id\": 2, \"vector\": [0.5]}\n",
+    )
+    .unwrap();
+    let out = dir.path().join("qdrant");
+    let run = || {
+        let o = Command::new(env!("CARGO_BIN_EXE_kledger"))
+            .args(["migrate", "vectors", "--quiet", "--tenant", "t_daarion"])
+            .arg("--from-export")
+            .arg(&export)
+            .arg("--to-dir")
+            .arg(&out)
+            .env("KLEDGER_HTTP__LISTEN", "")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let reports = run();
+    let by: BTreeMap<&str, &serde_json::Value> = reports
+        .iter()
+        .map(|r| (r["legacy"].as_str().unwrap(), r))
+        .collect();
+    assert_eq!(by["helion_docs"]["written"], 5);
+    assert_eq!(by["helion_docs"]["skipped"]["dimension_mismatch"], 1);
+    assert_eq!(by["helion_docs"]["skipped"]["malformed_point"], 1);
+    assert_eq!(by["helion_docs"]["target"], "cm_text_8_v1");
+    assert_eq!(by["helion_memory_items"]["written"], 3);
+    assert_eq!(by["random_stuff"]["written"], 0);
+    assert_eq!(by["random_stuff"]["skipped"]["unmapped_collection"], 2);
+
+    let check = || {
+        let index = EdgeIndex::open(&out.join("cm_text_8_v1"), "cm_text_8_v1", 8).unwrap();
+        let points = index.scan().unwrap();
+        assert_eq!(points.len(), 8);
+        let docs: Vec<_> = points
+            .iter()
+            .filter(|(_, p)| p["scope"] == "docs")
+            .collect();
+        assert_eq!(docs.len(), 5);
+        for (_, p) in &docs {
+            assert_eq!(p["schema_version"], "cm_payload_v1");
+            assert_eq!(
+                (p["agent_id"].as_str(), p["tenant_id"].as_str()),
+                (Some("agt_helion"), Some("t_daarion"))
+            );
+            assert_eq!(p["embedding"]["dim"], 8);
+            assert!(p.get("text").is_none());
+        }
+        let memory: Vec<_> = points
+            .iter()
+            .filter(|(_, p)| p["scope"] == "memory")
+            .collect();
+        assert_eq!(memory.len(), 3);
+        assert!(
+            memory
+                .iter()
+                .all(|(_, p)| p["owner_id"] == "u_7" && p["agent_id"] == "agt_helion")
+        );
+        // The vectors came along: each doc's own vector finds it first.
+        let id = uuid::Uuid::from_bytes(kledger_processors::legacy::point_id("helion_docs", "3").0);
+        let hits = index
+            .query(QueryVector::Dense(v(3)), &serde_json::json!({}), 1)
+            .unwrap();
+        assert_eq!(hits[0].0, id);
+    };
+    check();
+    // Again: the same points, overwritten in place.
+    let again = run();
+    assert_eq!(again, reports);
+    check();
+}

@@ -104,7 +104,15 @@ fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
-    assert!(running.status.ready(), "ready again on the new generation");
+    // The sink starts again on the new generation (publishing its pending Views first) and is
+    // ready once it has read to the end of the outbox.
+    while !running.status.ready() {
+        assert!(
+            Instant::now() < deadline,
+            "not ready again on the new generation"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     b.rt.block_on(running.stop()).unwrap();
     let rebuilt = ViewStore::open(&views.path("g000002"), 8 << 20).unwrap();
     assert_eq!(rebuilt.digest().unwrap(), live_digest);

@@ -303,3 +303,104 @@ impl VectorIndex for ServerIndex {
         Ok(out)
     }
 }
+
+/// Legacy collections on a Qdrant server, read by `kledger migrate vectors --from-url`.
+pub struct LegacyServer {
+    client: Qdrant,
+    rt: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for LegacyServer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LegacyServer").finish_non_exhaustive()
+    }
+}
+
+/// A point id as the export format writes it: a UUID string or an integer.
+fn id_json(id: &PointId) -> Value {
+    match &id.point_id_options {
+        Some(PointIdOptions::Uuid(s)) => Value::String(s.clone()),
+        Some(PointIdOptions::Num(n)) => Value::from(*n),
+        None => Value::Null,
+    }
+}
+
+/// Dense vectors as the export format writes them: an array (the unnamed vector) or an object
+/// of named ones; sparse and multi-vectors are left out.
+fn vectors_json(v: Option<qdrant_client::qdrant::VectorsOutput>) -> Value {
+    use qdrant_client::qdrant::vector_output::Vector;
+    use qdrant_client::qdrant::vectors_output::VectorsOptions;
+    let dense = |o: qdrant_client::qdrant::VectorOutput| match o.into_vector() {
+        Vector::Dense(d) => Some(Value::from(d.data)),
+        _ => None,
+    };
+    match v.and_then(|v| v.vectors_options) {
+        Some(VectorsOptions::Vector(o)) => dense(o).unwrap_or(Value::Null),
+        Some(VectorsOptions::Vectors(named)) => Value::Object(
+            named
+                .vectors
+                .into_iter()
+                .filter_map(|(k, o)| dense(o).map(|d| (k, d)))
+                .collect(),
+        ),
+        None => Value::Null,
+    }
+}
+
+impl LegacyServer {
+    /// Connects to the server at `url` (gRPC). Blocking: call it off the async executor.
+    pub fn connect(url: &str) -> Result<Self, VectorError> {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(err)?;
+        let client = Qdrant::from_url(url).build().map_err(err)?;
+        Ok(Self { client, rt })
+    }
+
+    /// The server's collections, in name order.
+    pub fn collections(&self) -> Result<Vec<String>, VectorError> {
+        let resp = self
+            .rt
+            .block_on(self.client.list_collections())
+            .map_err(err)?;
+        let mut names: Vec<String> = resp.collections.into_iter().map(|c| c.name).collect();
+        names.sort();
+        Ok(names)
+    }
+
+    /// Every point of `collection` (payload and vectors), page by page, in the export format.
+    pub fn for_each_point(
+        &self,
+        collection: &str,
+        f: &mut dyn FnMut(Value) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        let mut offset: Option<PointId> = None;
+        loop {
+            let mut req = ScrollPointsBuilder::new(collection)
+                .limit(256)
+                .with_payload(true)
+                .with_vectors(true);
+            if let Some(o) = offset.take() {
+                req = req.offset(o);
+            }
+            let resp = self.rt.block_on(self.client.scroll(req)).map_err(err)?;
+            for p in resp.result {
+                let payload: serde_json::Map<String, Value> = p
+                    .payload
+                    .into_iter()
+                    .map(|(k, v)| (k, json_of(v)))
+                    .collect();
+                f(serde_json::json!({
+                    "id": p.id.as_ref().map_or(Value::Null, id_json),
+                    "vector": vectors_json(p.vectors),
+                    "payload": payload,
+                }))?;
+            }
+            match resp.next_page_offset {
+                Some(o) => offset = Some(o),
+                None => return Ok(()),
+            }
+        }
+    }
+}
