@@ -66,6 +66,24 @@ impl HashEmbedder {
     /// Embeds `text`.
     pub fn embed(&self, text: &str) -> Embedded {
         let ws = words(text);
+        Embedded {
+            dense: self.dense_of(&ws),
+            sparse: sparse_of(&ws),
+        }
+    }
+
+    /// Only the sparse term vector of `text` (what `embed(text).sparse` gives, without the
+    /// dense work).
+    pub fn sparse(&self, text: &str) -> Sparse {
+        sparse_of(&words(text))
+    }
+
+    /// Only the dense vector of `text` (what `embed(text).dense` gives).
+    pub fn dense(&self, text: &str) -> Vec<f32> {
+        self.dense_of(&words(text))
+    }
+
+    fn dense_of(&self, ws: &[String]) -> Vec<f32> {
         let dim = self.dim.max(1);
         let mut dense = vec![0f32; dim];
         let mut add = |feature: &[u8], weight: f32| {
@@ -73,7 +91,7 @@ impl HashEmbedder {
             let sign = if h >> 63 == 1 { -1.0 } else { 1.0 };
             dense[(h % dim as u64) as usize] += sign * weight;
         };
-        for w in &ws {
+        for w in ws {
             add(w.as_bytes(), 1.0);
         }
         for pair in ws.windows(2) {
@@ -83,25 +101,30 @@ impl HashEmbedder {
         if norm > 0.0 {
             dense.iter_mut().for_each(|x| *x /= norm);
         }
-        let mut terms: Vec<u32> = ws
-            .iter()
-            .map(|w| (fnv(w.as_bytes(), 0x9e37_79b9) >> 32) as u32)
-            .collect();
-        terms.sort_unstable();
-        let mut sparse = Sparse::default();
-        for t in terms {
-            if sparse.indices.last() == Some(&t) {
-                if let Some(v) = sparse.values.last_mut() {
-                    *v += 1.0;
-                }
-            } else {
-                sparse.indices.push(t);
-                sparse.values.push(1.0);
-            }
-        }
-        sparse.values.iter_mut().for_each(|tf| *tf = 1.0 + tf.ln());
-        Embedded { dense, sparse }
+        dense
     }
+}
+
+/// Term weights (1 + ln tf) by hashed term, indices strictly increasing.
+fn sparse_of(ws: &[String]) -> Sparse {
+    let mut terms: Vec<u32> = ws
+        .iter()
+        .map(|w| (fnv(w.as_bytes(), 0x9e37_79b9) >> 32) as u32)
+        .collect();
+    terms.sort_unstable();
+    let mut sparse = Sparse::default();
+    for t in terms {
+        if sparse.indices.last() == Some(&t) {
+            if let Some(v) = sparse.values.last_mut() {
+                *v += 1.0;
+            }
+        } else {
+            sparse.indices.push(t);
+            sparse.values.push(1.0);
+        }
+    }
+    sparse.values.iter_mut().for_each(|tf| *tf = 1.0 + tf.ln());
+    sparse
 }
 
 #[cfg(test)]
@@ -120,6 +143,8 @@ mod tests {
         assert!((cos(&a.dense, &a.dense) - 1.0).abs() < 1e-5);
         assert!(a.sparse.indices.windows(2).all(|w| w[0] < w[1]));
         assert_eq!(a.sparse.indices.len(), 4);
+        assert_eq!(e.sparse("Lives in Lisbon, Portugal"), a.sparse);
+        assert_eq!(e.dense("Lives in Lisbon, Portugal"), a.dense);
     }
 
     #[test]

@@ -32,9 +32,14 @@ impl MarkStore {
         o.create_missing_column_families(true);
         o.set_keep_log_file_num(4);
         o.set_max_open_files(64);
+        // Small, bounded memtables: marks are a few bytes per account.
+        o.set_db_write_buffer_size(8 << 20);
+        let mut cf = Options::default();
+        cf.set_write_buffer_size(4 << 20);
+        cf.set_max_write_buffer_number(2);
         let cfs = ["accounts", "positions"]
             .into_iter()
-            .map(|n| ColumnFamilyDescriptor::new(n, Options::default()));
+            .map(|n| ColumnFamilyDescriptor::new(n, cf.clone()));
         Ok(Self {
             db: DB::open_cf_descriptors(&o, path, cfs)?,
         })

@@ -66,6 +66,10 @@ impl RocksStore {
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);
+        // Index and filter blocks live in the block cache (bounded by it), not beside it on
+        // the heap, where they grow with the data.
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
         let mut cf_opts = Options::default();
         cf_opts.set_block_based_table_factory(&table);
         cf_opts.set_write_buffer_size(config.write_buffer_bytes);

@@ -30,6 +30,9 @@ use sha2::{Digest, Sha256};
 use crate::StateError;
 use crate::store::Visit;
 
+/// Default bound on the view store's memtables, all column families together.
+pub const MEMTABLE_BYTES_DEFAULT: usize = 32 << 20;
+
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
@@ -178,7 +181,17 @@ pub struct ViewStore {
 impl ViewStore {
     /// Opens (or creates) the store at `path` with a block cache of `cache_bytes`.
     pub fn open(path: &Path, cache_bytes: usize) -> Result<Self, StateError> {
-        let (db_opts, cfs) = Self::options(cache_bytes);
+        Self::open_bounded(path, cache_bytes, MEMTABLE_BYTES_DEFAULT)
+    }
+
+    /// [`ViewStore::open`] with the memtables of every column family bounded by
+    /// `memtable_bytes` together (RocksDB flushes when they reach it).
+    pub fn open_bounded(
+        path: &Path,
+        cache_bytes: usize,
+        memtable_bytes: usize,
+    ) -> Result<Self, StateError> {
+        let (db_opts, cfs) = Self::options(cache_bytes, memtable_bytes);
         Ok(Self {
             db: DB::open_cf_descriptors(&db_opts, path, cfs)?,
         })
@@ -192,7 +205,7 @@ impl ViewStore {
         secondary: &Path,
         cache_bytes: usize,
     ) -> Result<Self, StateError> {
-        let (mut db_opts, cfs) = Self::options(cache_bytes);
+        let (mut db_opts, cfs) = Self::options(cache_bytes, MEMTABLE_BYTES_DEFAULT);
         db_opts.create_if_missing(false);
         // A secondary keeps every file it may read open.
         db_opts.set_max_open_files(-1);
@@ -206,16 +219,24 @@ impl ViewStore {
         Ok(self.db.try_catch_up_with_primary()?)
     }
 
-    fn options(cache_bytes: usize) -> (Options, Vec<ColumnFamilyDescriptor>) {
+    fn options(
+        cache_bytes: usize,
+        memtable_bytes: usize,
+    ) -> (Options, Vec<ColumnFamilyDescriptor>) {
         let cache = Cache::new_lru_cache(cache_bytes);
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);
+        // Index and filter blocks live in the block cache (bounded by it), not beside it on
+        // the heap, where they grow with the data.
+        table.set_cache_index_and_filter_blocks(true);
+        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
         let mut cf_opts = Options::default();
         cf_opts.set_block_based_table_factory(&table);
-        cf_opts.set_write_buffer_size(8 << 20);
+        cf_opts.set_write_buffer_size((memtable_bytes / 4).clamp(1 << 20, 8 << 20));
         cf_opts.set_max_write_buffer_number(2);
         let mut db_opts = Options::default();
+        db_opts.set_db_write_buffer_size(memtable_bytes);
         db_opts.create_if_missing(true);
         db_opts.create_missing_column_families(true);
         db_opts.set_max_open_files(256);

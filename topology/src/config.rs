@@ -147,6 +147,10 @@ pub struct ViewsConfig {
     pub dir: PathBuf,
     /// Block cache of the view store.
     pub cache_bytes: usize,
+    /// Bound on the view store's memtables, all column families together.
+    pub memtable_bytes: usize,
+    /// How often the Views of accounts with new commits are rendered and published.
+    pub publish_interval_ms: u64,
     /// Outbox records per sink batch at most.
     pub batch_records_max: usize,
     /// How long a batch waits for more records after its first.
@@ -161,6 +165,8 @@ impl Default for ViewsConfig {
             enabled: true,
             dir: PathBuf::from("data/views"),
             cache_bytes: 32 << 20,
+            memtable_bytes: 32 << 20,
+            publish_interval_ms: 1_000,
             batch_records_max: 2_000,
             batch_wait_ms: 50,
             account_rows_max: 100_000,

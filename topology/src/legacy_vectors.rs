@@ -262,7 +262,7 @@ impl<'a> Copier<'a> {
         let sparse = ["text", "content", "page_content", "document"]
             .iter()
             .find_map(|k| legacy_payload.get(*k).and_then(Value::as_str))
-            .map(|t| self.hasher.embed(t).sparse)
+            .map(|t| self.hasher.sparse(t))
             .unwrap_or_else(Sparse::default);
         let legacy = &self.report.legacy;
         let p = Point {

@@ -134,7 +134,11 @@ pub fn rebuild(
     let dir = gens.path(&generation);
     tracing::info!(?projection, %generation, resumed, "rebuild started");
     let target: Box<dyn Target> = match projection {
-        Projection::Views => Box::new(ViewStore::open(&dir, config.views.cache_bytes)?),
+        Projection::Views => Box::new(ViewStore::open_bounded(
+            &dir,
+            config.views.cache_bytes,
+            config.views.memtable_bytes,
+        )?),
         Projection::Vectors => {
             let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
             let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);

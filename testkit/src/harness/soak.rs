@@ -118,6 +118,7 @@ pub fn soak(
         ("KLEDGER_STATE__BLOCK_CACHE_BYTES", "8388608"),
         ("KLEDGER_STATE__DB_WRITE_BUFFER_BYTES", "16777216"),
         ("KLEDGER_VIEWS__CACHE_BYTES", "8388608"),
+        ("KLEDGER_VIEWS__MEMTABLE_BYTES", "8388608"),
     ];
     let (port_a, port_b) = (
         kledger_topology::embedded::free_port()?,

@@ -225,6 +225,10 @@ impl ClientContext for RestoreContext {
 
 impl ConsumerContext for RestoreContext {}
 
+/// Prefetched records a consumer holds at most, KiB (librdkafka's default is 64 MiB): ample
+/// for batches of a few thousand records, and a bound on each consumer's memory.
+pub const QUEUED_KBYTES: &str = "16384";
+
 /// The apply consumer's configuration.
 pub fn consumer_config(config: &Config) -> ClientConfig {
     let mut c = base(config);
@@ -236,7 +240,9 @@ pub fn consumer_config(config: &Config) -> ClientConfig {
         .set("statistics.interval.ms", "5000")
         .set("session.timeout.ms", "10000")
         .set("max.poll.interval.ms", "300000")
-        .set("partition.assignment.strategy", "range");
+        .set("partition.assignment.strategy", "range")
+        // Bounded prefetch: librdkafka's default queue holds up to 64 MiB per consumer.
+        .set("queued.max.messages.kbytes", QUEUED_KBYTES);
     passthrough(&mut c, &config.kafka.consumer_properties);
     c
 }
@@ -250,7 +256,8 @@ pub fn restore_config(config: &Config) -> ClientConfig {
         .set("enable.partition.eof", "true")
         .set("auto.offset.reset", "error")
         .set("isolation.level", "read_committed")
-        .set("fetch.max.bytes", "52428800");
+        .set("fetch.max.bytes", "52428800")
+        .set("queued.max.messages.kbytes", QUEUED_KBYTES);
     for (k, v) in &config.kafka.consumer_properties {
         if !matches!(
             k.as_str(),

@@ -137,10 +137,10 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
 /// Opens the view store's active generation: as its owner (`project-views`) or as a
 /// read-only follower of the owner's RocksDB (`api` alone).
 fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Live<ViewStore>>> {
-    let cache = config.views.cache_bytes;
+    let (cache, memtables) = (config.views.cache_bytes, config.views.memtable_bytes);
     let live = if owner {
         Live::open(&config.views.dir, true, move |p| {
-            Ok(ViewStore::open(p, cache)?)
+            Ok(ViewStore::open_bounded(p, cache, memtables)?)
         })?
     } else {
         let scratch =

@@ -240,7 +240,7 @@ pub fn apply(
         points.push(Point {
             id: *id,
             dense,
-            sparse: hasher.embed(&row.content).sparse,
+            sparse: hasher.sparse(&row.content),
             payload: payload(row, &info, *at),
         });
     }

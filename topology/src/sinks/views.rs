@@ -83,7 +83,15 @@ impl ViewSink {
         let store = self.store.clone();
         let position_of = move |p: i32| -> anyhow::Result<i64> { Ok(store.position(p)?) };
         let mut checked = Instant::now();
+        let interval = std::time::Duration::from_millis(self.config.views.publish_interval_ms);
+        let mut published = Instant::now();
         while !self.shutdown.load(Ordering::Relaxed) {
+            // Views are rendered from every row of their account: render each due account at
+            // most once per interval, however many of its commits arrived meanwhile.
+            if published.elapsed() >= interval {
+                self.publish_pending()?;
+                published = Instant::now();
+            }
             if checked.elapsed() >= GENERATION_CHECK {
                 checked = Instant::now();
                 self.live.refresh()?;
@@ -107,12 +115,11 @@ impl ViewSink {
                 )
             });
             fold(&self.store, &commits, read)?;
-            self.publish_pending()?;
             metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => SINK)
                 .record(started.elapsed().as_secs_f64());
             self.reader.report_progress(&position_of)?;
         }
-        Ok(())
+        self.publish_pending()
     }
 
     /// Publishes the View of every account whose View is due, then marks them published.

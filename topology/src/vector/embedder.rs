@@ -49,7 +49,7 @@ impl Embedder for LocalEmbedder {
     }
 
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError> {
-        Ok(texts.iter().map(|t| self.hasher.embed(t).dense).collect())
+        Ok(texts.iter().map(|t| self.hasher.dense(t)).collect())
     }
 }
 
