@@ -231,16 +231,20 @@ pub fn parse_ulid(s: &str) -> Option<u128> {
 
 /// The UUID form of a memory id's ULID (Qdrant point id).
 pub fn memory_uuid(memory_id: &str) -> Option<String> {
-    let v = parse_ulid(memory_id.strip_prefix("mem_")?)?;
+    Some(uuid_text(parse_ulid(memory_id.strip_prefix("mem_")?)?))
+}
+
+/// 128 bits in the hyphenated UUID form.
+pub fn uuid_text(v: u128) -> String {
     let h = format!("{v:032x}");
-    Some(format!(
+    format!(
         "{}-{}-{}-{}-{}",
         &h[..8],
         &h[8..12],
         &h[12..16],
         &h[16..20],
         &h[20..]
-    ))
+    )
 }
 
 /// The memory id of a point id (the inverse of [`memory_uuid`]), from the UUID's 128 bits.

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use crate::ids::{to_hex, uuid_text};
 use crate::payload::iso8601;
 
 /// One mapping rule.
@@ -111,9 +112,9 @@ pub struct Defaults {
     pub model: String,
 }
 
-/// The deterministic point id of a legacy point: a UUID from SHA-256 over the collection and
-/// the legacy id (re-running a migration overwrites, never duplicates).
-pub fn point_id(collection: &str, legacy_id: &str) -> uuid_bytes::Uuid16 {
+/// The deterministic point id of a legacy point: UUID bits from SHA-256 over the collection
+/// and the legacy id (re-running a migration overwrites, never duplicates).
+pub fn point_id(collection: &str, legacy_id: &str) -> u128 {
     let mut h = Sha256::new();
     h.update((collection.len() as u64).to_be_bytes());
     h.update(collection.as_bytes());
@@ -123,34 +124,11 @@ pub fn point_id(collection: &str, legacy_id: &str) -> uuid_bytes::Uuid16 {
     b.copy_from_slice(&d[..16]);
     b[6] = (b[6] & 0x0F) | 0x80; // version 8 (custom)
     b[8] = (b[8] & 0x3F) | 0x80; // RFC 4122 variant
-    uuid_bytes::Uuid16(b)
-}
-
-/// A UUID's 16 bytes (kept free of the uuid crate: this crate stays pure).
-pub mod uuid_bytes {
-    /// 16 bytes, formatted as a hyphenated UUID.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-    pub struct Uuid16(pub [u8; 16]);
-
-    impl std::fmt::Display for Uuid16 {
-        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-            for (i, b) in self.0.iter().enumerate() {
-                if matches!(i, 4 | 6 | 8 | 10) {
-                    f.write_str("-")?;
-                }
-                write!(f, "{b:02x}")?;
-            }
-            Ok(())
-        }
-    }
+    u128::from_be_bytes(b)
 }
 
 fn text<'a>(p: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
     keys.iter().find_map(|k| p.get(*k).and_then(Value::as_str))
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// The cm_payload_v1 payload of a legacy point of `collection` (mapped by `m`) with legacy
@@ -179,7 +157,7 @@ pub fn payload(
         let basis = text(p, &["text", "content", "page_content", "document"])
             .map(str::to_owned)
             .unwrap_or_else(|| format!("{collection}/{legacy_id}"));
-        format!("sha256:{}", hex(&Sha256::digest(basis.as_bytes())))
+        format!("sha256:{}", to_hex(&Sha256::digest(basis.as_bytes())))
     });
     let created_at = match p.get("created_at").or_else(|| p.get("timestamp")) {
         Some(Value::String(t)) => t.clone(),
@@ -218,7 +196,7 @@ pub fn payload(
         .or_else(|| p.get("chunk_id"))
         .and_then(Value::as_str)
         .map(str::to_owned)
-        .unwrap_or_else(|| format!("chk_{}", point_id(collection, legacy_id)));
+        .unwrap_or_else(|| format!("chk_{}", uuid_text(point_id(collection, legacy_id))));
     let mut out = json!({
         "schema_version": "cm_payload_v1",
         "tenant_id": s(&["tenant_id"]).unwrap_or_else(|| d.tenant_id.clone()),
@@ -338,9 +316,9 @@ mod tests {
 
     #[test]
     fn point_ids_are_deterministic_and_distinct_per_collection() {
-        let a = point_id("helion_docs", "1").to_string();
-        assert_eq!(a, point_id("helion_docs", "1").to_string());
-        assert_ne!(a, point_id("nutra_messages", "1").to_string());
+        let a = uuid_text(point_id("helion_docs", "1"));
+        assert_eq!(a, uuid_text(point_id("helion_docs", "1")));
+        assert_ne!(a, uuid_text(point_id("nutra_messages", "1")));
         assert_eq!(a.len(), 36);
         assert_eq!(&a[14..15], "8");
     }

@@ -317,17 +317,8 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
     out
 }
 
-/// The codec `c` reads with: single-object, or its schema registry's ids.
-fn codec(c: &Config) -> Codec {
-    if c.registry.url.is_empty() {
-        Codec::single_object()
-    } else {
-        Codec::connect(c).unwrap()
-    }
-}
-
 pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
-    let codec = codec(c);
+    let codec = Codec::connect(c).unwrap();
     read_all(bootstrap, &c.topics().outbox, c.kafka.partitions)
         .into_iter()
         .map(|r| (r.partition, decode::<Commit>(&r.payload, &codec).unwrap()))
@@ -335,7 +326,7 @@ pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
 }
 
 pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
-    let codec = codec(c);
+    let codec = Codec::connect(c).unwrap();
     read_all(bootstrap, &c.topics().receipts, c.kafka.partitions)
         .into_iter()
         .map(|r| decode::<Receipt>(&r.payload, &codec).unwrap())
@@ -506,6 +497,19 @@ pub fn spawn_kledger(
         .stderr(log)
         .spawn()
         .unwrap()
+}
+
+/// A `kledger run` child (the binary at `bin`) that runs only the processor (no sinks), with
+/// `c`'s configuration and its log in `dir/<tag>.log`, once it is ready.
+pub fn spawn_processor(bin: &Path, c: &Config, dir: &Path, tag: &str) -> std::process::Child {
+    let port = free_port().unwrap();
+    let env = [
+        ("KLEDGER_VIEWS__ENABLED", "false"),
+        ("KLEDGER_VECTORS__ENABLED", "false"),
+    ];
+    let mut child = spawn_kledger(bin, c, port, dir, tag, &env);
+    wait_ready(&mut child, port, dir, tag);
+    child
 }
 
 /// GET `path` on 127.0.0.1:`port`: (status, body); none when nothing answers.

@@ -115,11 +115,8 @@ fn vector(v: &Value, name: Option<&str>) -> Result<Vec<f32>, &'static str> {
 
 fn open_index(target: &Target, name: &str, dim: usize) -> anyhow::Result<Arc<dyn VectorIndex>> {
     Ok(match target {
-        Target::Dir(root) => {
-            let d = root.join(name);
-            std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
-            Arc::new(EdgeIndex::open(&d, name, dim)?)
-        }
+        // The engine keeps collection `name` in `root/name`.
+        Target::Dir(root) => Arc::new(EdgeIndex::open(root, name, dim)?),
         Target::Url(url) => Arc::new(ServerIndex::open(url, name, dim)?),
     })
 }
@@ -266,7 +263,7 @@ impl<'a> Copier<'a> {
             .unwrap_or_else(Sparse::default);
         let legacy = &self.report.legacy;
         let p = Point {
-            id: Uuid::from_bytes(point_id(legacy, &id).0),
+            id: Uuid::from_u128(point_id(legacy, &id)),
             dense,
             sparse,
             payload: payload(legacy, m, legacy_payload, &id, d, &self.o.defaults),

@@ -405,18 +405,9 @@ pub fn apply(
     c.blocking_total = c.blocking.len() as u64;
     c.blocking.truncate(BLOCKING_LISTED_MAX);
     c.complete = c.unanswered == 0;
-    write_atomic(report, &serde_json::to_vec_pretty(&c)?)?;
+    crate::generations::write_atomic(report, &serde_json::to_string_pretty(&c)?)
+        .with_context(|| format!("write {}", report.display()))?;
     Ok(c)
-}
-
-/// Writes `bytes` to `path` through a synced temporary file and a rename.
-fn write_atomic(path: &Path, bytes: &[u8]) -> anyhow::Result<()> {
-    let tmp = path.with_extension("tmp");
-    let mut f = File::create(&tmp).with_context(|| format!("create {}", tmp.display()))?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path).with_context(|| format!("rename to {}", path.display()))?;
-    Ok(())
 }
 
 /// The default completion record path of a plan: `<plan>.done.json`.

@@ -14,7 +14,6 @@ use kledger_processors::migrate::{Disposition, PlanEntry};
 use kledger_schemas::{Op, WriteReason};
 use kledger_testkit::legacy::{LEGACY_SEED, lines};
 use kledger_topology::config::Config;
-use kledger_topology::embedded::free_port;
 use kledger_topology::migrate::{self, Completion};
 use rand::{Rng, SeedableRng};
 
@@ -163,6 +162,30 @@ fn completion(path: &Path) -> Completion {
     serde_json::from_slice(&std::fs::read(path).unwrap()).unwrap()
 }
 
+/// Returns as soon as `topic` has a record (any partition).
+fn wait_first_record(bootstrap: &str, topic: &str) {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", "kledger-test-first-record")
+        .set("enable.auto.commit", "false")
+        .create()
+        .unwrap();
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition_offset(topic, p, rdkafka::Offset::Beginning)
+            .unwrap();
+    }
+    consumer.assign(&tpl).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while !matches!(consumer.poll(Duration::from_millis(100)), Some(Ok(_))) {
+        assert!(
+            Instant::now() < deadline,
+            "nothing was published to {topic}"
+        );
+    }
+}
+
 /// The payloads of a topic, per partition, in offset order.
 fn payloads(c: &Config, topic: &str) -> BTreeMap<i32, Vec<Vec<u8>>> {
     let mut out = BTreeMap::<i32, Vec<Vec<u8>>>::new();
@@ -189,14 +212,8 @@ fn a_migration_killed_midway_and_resumed_commits_what_an_uninterrupted_one_commi
         let mut c = config(&broker.bootstrap, &state, PARTITIONS, &format!("g-{name}"));
         c.kafka.topic_prefix = format!("mig_{name}");
         create_topics(&broker, &c);
-        let port = free_port().unwrap();
-        let env = [
-            ("KLEDGER_VIEWS__ENABLED", "false"),
-            ("KLEDGER_VECTORS__ENABLED", "false"),
-        ];
         let bin = Path::new(env!("CARGO_BIN_EXE_kledger"));
-        let mut child = spawn_kledger(bin, &c, port, &state, name, &env);
-        wait_ready(&mut child, port, &state, name);
+        let child = spawn_processor(bin, &c, &state, name);
         (c, child)
     };
     let (a, run_a) = setup("a");
@@ -211,18 +228,22 @@ fn a_migration_killed_midway_and_resumed_commits_what_an_uninterrupted_one_commi
         String::from_utf8_lossy(&out.stderr)
     );
 
-    // B: publishing at 1,000 intents/s (≈4.3 s), killed with SIGKILL at a random point of
-    // it, then resumed to the end.
+    // B: publishing at 500 intents/s (≈8.5 s), killed with SIGKILL at a random point of it
+    // (up to 1.5 s after its first intents are on the topic, however long it took to start),
+    // then resumed to the end.
     let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(11);
-    let delay = Duration::from_millis(rng.random_range(1_500..3_500));
+    let delay = Duration::from_millis(rng.random_range(0..1_500));
     let report_b = dir.path().join("b.done.json");
     let intents = b.topics().intents;
-    let mut first = apply_cmd(&b, &plan, &report_b, "1000").spawn().unwrap();
+    let mut first = apply_cmd(&b, &plan, &report_b, "500").spawn().unwrap();
+    wait_first_record(&b.kafka.bootstrap_servers, &intents);
     std::thread::sleep(delay);
     first.kill().unwrap();
     first.wait().unwrap();
     let before = read_all(&b.kafka.bootstrap_servers, &intents, PARTITIONS).len();
-    eprintln!("killed {delay:?} after the start, with {before} of {adapt} intents published");
+    eprintln!(
+        "killed {delay:?} after the first intents were seen, with {before} of {adapt} published"
+    );
     assert!(
         0 < before && before < adapt,
         "the kill came before or after the publishing"
@@ -347,7 +368,7 @@ fn legacy_vector_collections_are_copied_with_mapped_payloads() {
     assert_eq!(by["random_stuff"]["skipped"]["unmapped_collection"], 2);
 
     let check = || {
-        let index = EdgeIndex::open(&out.join("cm_text_8_v1"), "cm_text_8_v1", 8).unwrap();
+        let index = EdgeIndex::open(&out, "cm_text_8_v1", 8).unwrap();
         let points = index.scan().unwrap();
         assert_eq!(points.len(), 8);
         let docs: Vec<_> = points
@@ -375,7 +396,7 @@ fn legacy_vector_collections_are_copied_with_mapped_payloads() {
                 .all(|(_, p)| p["owner_id"] == "u_7" && p["agent_id"] == "agt_helion")
         );
         // The vectors came along: each doc's own vector finds it first.
-        let id = uuid::Uuid::from_bytes(kledger_processors::legacy::point_id("helion_docs", "3").0);
+        let id = uuid::Uuid::from_u128(kledger_processors::legacy::point_id("helion_docs", "3"));
         let hits = index
             .query(QueryVector::Dense(v(3)), &serde_json::json!({}), 1)
             .unwrap();

@@ -13,7 +13,6 @@ use std::path::Path;
 use std::process::Command;
 
 use common::*;
-use kledger_topology::embedded::free_port;
 
 #[test]
 fn the_python_extractor_goes_through_the_replan_loop() {
@@ -22,14 +21,8 @@ fn the_python_extractor_goes_through_the_replan_loop() {
     let mut c = config(&broker.bootstrap, dir.path(), 4, "g-python");
     c.kafka.topic_prefix = "py".into();
     create_topics(&broker, &c);
-    let port = free_port().unwrap();
-    let env = [
-        ("KLEDGER_VIEWS__ENABLED", "false"),
-        ("KLEDGER_VECTORS__ENABLED", "false"),
-    ];
     let bin = Path::new(env!("CARGO_BIN_EXE_kledger"));
-    let mut child = spawn_kledger(bin, &c, port, dir.path(), "kledger", &env);
-    wait_ready(&mut child, port, dir.path(), "kledger");
+    let child = spawn_processor(bin, &c, dir.path(), "kledger");
 
     let python = std::env::var("EXAMPLES_PYTHON").unwrap_or_else(|_| "python3".into());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/python/extractor.py");

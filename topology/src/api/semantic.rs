@@ -22,7 +22,7 @@ use axum::extract::{Query, State};
 use axum::response::Response;
 use kledger_processors::access::Principal;
 use kledger_processors::ids::memory_uuid;
-use kledger_schemas::{Row, Status};
+use kledger_schemas::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -82,14 +82,6 @@ pub struct FeaturesAnswer {
 /// The category of a row: its slot, else its kind.
 pub fn category(row: &Row) -> String {
     row.slot.clone().unwrap_or_else(|| row.kind.to_string())
-}
-
-/// Whether a row is current at `as_of`.
-pub fn current(row: &Row, as_of: i64) -> bool {
-    row.status == Status::Active
-        && row.valid_from <= as_of
-        && row.valid_to.is_none_or(|t| t > as_of)
-        && row.expires_at.is_none_or(|t| t > as_of)
 }
 
 /// The feature of a row.
@@ -172,7 +164,7 @@ pub fn features_answer(
         readable(api, p, &account)?
     };
     rows.retain(|r| {
-        current(r, as_of)
+        r.is_current(as_of)
             && q.project_id
                 .as_deref()
                 .is_none_or(|pr| r.tenant.project_id.as_deref() == Some(pr))
