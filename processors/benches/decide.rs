@@ -55,6 +55,7 @@ fn fold(state: &mut AccountState, d: &kledger_processors::Decision) {
         seq: c.commit_seq,
         hash: c.head_hash.clone(),
         generation: c.generation,
+        intent_offset: c.intent_offset,
     };
     for op in &c.ops {
         if let (Status::Active, Some(slot)) = (op.row.status, &op.row.slot) {

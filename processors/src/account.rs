@@ -17,6 +17,10 @@ pub struct Head {
     pub hash: String,
     /// The account generation (bumped by whole-account purge).
     pub generation: i64,
+    /// The intent offset of the last commit (-1: no commit yet, or a head stored before
+    /// kledger kept it). Intents of an account are decided in offset order, so an intent below
+    /// it is being read again after a restart (see [`crate::decide`], rule 2).
+    pub intent_offset: i64,
 }
 
 impl Default for Head {
@@ -25,6 +29,7 @@ impl Default for Head {
             seq: 0,
             hash: GENESIS_HASH.to_owned(),
             generation: 0,
+            intent_offset: -1,
         }
     }
 }

@@ -107,6 +107,11 @@ codes! {
     // ---- rule 2: idempotency (rejected) ----
     /// The action was committed before with a different payload.
     ActionReused = "action_reused",
+    // ---- rule 2: re-read after a restart (replan) ----
+    /// Read again after a restart, when the account's head already holds a later intent of
+    /// the same partition: it was not committed when first read, and is not now (the head
+    /// holds writes it was not decided against). Plan again against the current head.
+    Overtaken = "overtaken",
     // ---- rule 4: targets (rejected) ----
     /// A target does not exist in this account.
     TargetMissing = "target_missing",

@@ -146,6 +146,21 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
         );
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
     }
+    // Rule 2, continued: an intent below the offset of the account's last commit is read
+    // again after a restart (intents of an account are decided in offset order). Had it been
+    // committed, its commit would precede that one in the outbox and the action would be
+    // known; so it was not, and re-deciding it against a head that holds later writes must not
+    // commit it now: the ledger would depend on where a crash fell.
+    if state.head.seq > 0 && meta.offset < state.head.intent_offset {
+        let reason = Reason::new(
+            Code::Overtaken,
+            format!(
+                "read again after the commit of a later intent (offset {}); not committed",
+                state.head.intent_offset
+            ),
+        );
+        return not_committed(intent, state, meta, Outcome::Replan, reason);
+    }
     let head_moved = intent.planned_against.head_seq != state.head.seq;
     // Purge outranks everything: no head, target-revision or authority check.
     if intent.ops.iter().all(|op| matches!(op, Op::Purge(_))) {

@@ -80,6 +80,7 @@ pub fn fold<S: StateRead + ?Sized>(
         seq: commit.commit_seq,
         hash: commit.head_hash.clone(),
         generation: commit.generation,
+        intent_offset: commit.intent_offset,
     };
     let action = ActionEntry {
         digest: commit.intent_digest.clone(),

@@ -129,22 +129,33 @@ fn i64_at(v: &[u8], at: usize) -> Result<i64, StateError> {
 
 /// Encodes a head.
 pub fn head_value(h: &Head) -> Result<Vec<u8>, StateError> {
-    let mut v = Vec::with_capacity(48);
+    let mut v = Vec::with_capacity(HEAD_VALUE_LEN);
     v.extend_from_slice(&h.seq.to_be_bytes());
     v.extend_from_slice(&h.generation.to_be_bytes());
     v.extend_from_slice(&hash_bytes(&h.hash)?);
+    v.extend_from_slice(&h.intent_offset.to_be_bytes());
     Ok(v)
 }
 
-/// Decodes a head.
+/// Size of a head value: seq, generation, hash, intent offset.
+pub const HEAD_VALUE_LEN: usize = 56;
+/// Size of a head value written before heads kept their last intent offset.
+const HEAD_VALUE_LEN_V1: usize = 48;
+
+/// Decodes a head (a head without its intent offset reads as -1).
 pub fn parse_head(v: &[u8]) -> Result<Head, StateError> {
-    if v.len() != 48 {
+    if v.len() != HEAD_VALUE_LEN && v.len() != HEAD_VALUE_LEN_V1 {
         return Err(StateError::Corrupt("head value size".into()));
     }
     Ok(Head {
         seq: i64_at(v, 0)?,
         generation: i64_at(v, 8)?,
         hash: ids::to_hex(&v[16..48]),
+        intent_offset: if v.len() == HEAD_VALUE_LEN {
+            i64_at(v, 48)?
+        } else {
+            -1
+        },
     })
 }
 

@@ -181,6 +181,26 @@ fn fold_applies_replays_and_refuses_forks(s: &dyn StateStore) {
     assert_eq!(position(s, 3, keys::META_OUTBOX_OFFSET).unwrap(), Some(7));
     let head: Head = kledger_state::fold::head(s, 3, acct).unwrap();
     assert_eq!((head.seq, head.hash.as_str()), (3, c3.head_hash.as_str()));
+    // The head keeps the intent offset of its last commit.
+    assert_eq!(head.intent_offset, c3.intent_offset);
+}
+
+#[test]
+fn a_head_keeps_its_last_intent_offset_and_old_heads_still_read() {
+    let h = Head {
+        seq: 9,
+        hash: "cd".repeat(32),
+        generation: 2,
+        intent_offset: 1_234,
+    };
+    let v = keys::head_value(&h).unwrap();
+    assert_eq!(v.len(), keys::HEAD_VALUE_LEN);
+    assert_eq!(keys::parse_head(&v).unwrap(), h);
+    // A head stored before the offset was kept: the offset reads as unknown (-1).
+    let old = keys::parse_head(&v[..48]).unwrap();
+    assert_eq!((old.seq, old.generation, old.intent_offset), (9, 2, -1));
+    assert_eq!(old.hash, h.hash);
+    assert!(keys::parse_head(&v[..40]).is_err());
 }
 
 fn drop_partition_removes_only_that_partition(s: &dyn StateStore) {

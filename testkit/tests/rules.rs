@@ -109,6 +109,7 @@ fn every_code_has_a_test_case() {
     // Validation codes come from the catalogue; the rest are exercised by the tests below.
     let stateful = [
         Code::ActionReused,
+        Code::Overtaken,
         Code::TargetMissing,
         Code::AmendMismatch,
         Code::Authority,
@@ -223,6 +224,50 @@ fn rule2_replanned_action_may_come_again() {
     i.ops = vec![amend(&[&old], slotted("home_city", "Lives in Rome"))];
     plan(&mut i, &old);
     expect(&l.apply(&rec(i, T0 + 6)), Outcome::Committed, None);
+}
+
+#[test]
+fn rule2_overtaken_an_intent_read_again_after_a_later_commit_never_commits() {
+    // After a crash, intents are read again from the last committed input offset while the
+    // restored head may already hold commits of later intents. One that was answered `replan`
+    // the first time must not commit now, though the later commit freed its slot.
+    let mut l = Ledger::new(4);
+    let occupant = commit_one(
+        &mut l,
+        "a1",
+        WriteReason::DirectUserStatement,
+        slotted("home_city", "Lives in Oslo"),
+    );
+    let rome = rec(
+        intent(
+            ACCT,
+            "a2",
+            WriteReason::DirectUserStatement,
+            1,
+            vec![Op::Assert(slotted("home_city", "Lives in Rome"))],
+        ),
+        T0 + 1,
+    );
+    let first_read = l.position(&rome);
+    let first = l.apply_at(&rome, first_read);
+    expect(&first, Outcome::Replan, Some(Code::SlotOccupied));
+    let mut moved = intent(
+        ACCT,
+        "a3",
+        WriteReason::DirectUserStatement,
+        1,
+        vec![close(&occupant, "moved")],
+    );
+    plan(&mut moved, &occupant);
+    expect(&l.apply(&rec(moved, T0 + 2)), Outcome::Committed, None);
+    let again = l.apply_at(&rome, first_read);
+    expect(&again, Outcome::Replan, Some(Code::Overtaken));
+    assert!(again.commit.is_none());
+    assert_eq!(l.commits.len(), 2);
+    // The same intent published again (a later offset) is decided normally.
+    let republished = l.apply(&rome);
+    expect(&republished, Outcome::Committed, None);
+    assert_eq!(republished.commit.unwrap().commit_seq, 3);
 }
 
 // ---- rule 3: head ----

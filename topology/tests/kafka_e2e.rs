@@ -1,6 +1,7 @@
 //! The stream processor against the in-process broker: the Kafka path gives exactly the
 //! commits `kledger apply` gives, answers every intent, dead-letters what it cannot decode,
-//! treats replayed commits as no-ops and stops on a forged fork.
+//! treats replayed commits as no-ops, never commits an intent read again after a later commit,
+//! and stops on a forged fork.
 
 mod common;
 
@@ -338,4 +339,108 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
         text.contains("fork in account") && text.contains(&victim.account_id),
         "{text}"
     );
+}
+
+#[test]
+fn an_intent_read_again_after_a_later_commit_is_not_committed_then() {
+    // After a crash the processor reads intents again from the last committed input offset,
+    // while the restored state may already hold commits of later intents (the outbox got them
+    // before the input offsets were committed). Here: Oslo fills the home_city slot, Rome is
+    // answered `replan` (slot occupied), a later intent closes Oslo. Read again, Rome must not
+    // commit though its slot is now free: the ledger may not depend on where a crash fell.
+    use kledger_schemas::{Op, Outcome, WriteReason};
+    use kledger_testkit::build::{close, intent, plan, slotted};
+    const ACCT: &str = "t_acme/user/u_reread";
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let c = config(&b.bootstrap, dir.path(), PARTITIONS, "e2e-reread");
+    create_topics(&b, &c);
+    let rec = |i, t: i64| IntentRecord {
+        timestamp: 1_767_225_600_000 + t,
+        partition: None,
+        offset: None,
+        intent: i,
+    };
+    let why = WriteReason::DirectUserStatement;
+    let oslo = rec(
+        intent(
+            ACCT,
+            "a1",
+            why,
+            0,
+            vec![Op::Assert(slotted("home_city", "Lives in Oslo"))],
+        ),
+        0,
+    );
+    let rome = rec(
+        intent(
+            ACCT,
+            "a2",
+            why,
+            1,
+            vec![Op::Assert(slotted("home_city", "Lives in Rome"))],
+        ),
+        1,
+    );
+    let occupant = kledger_testkit::ledger::Ledger::new(PARTITIONS)
+        .apply(&oslo)
+        .commit
+        .expect("oslo commits")
+        .ops[0]
+        .row
+        .clone();
+    let mut moved = intent(ACCT, "a3", why, 1, vec![close(&occupant, "moved")]);
+    plan(&mut moved, &occupant);
+    let records = vec![oslo, rome, rec(moved, 2)];
+    publish_all(&c, &records);
+    run_until_answered(&b, &c, &records);
+    // The crash: the group's input offsets go back to the start; state keeps every commit.
+    let p = partition_for(ACCT.as_bytes(), PARTITIONS);
+    {
+        use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+        let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+            .set("bootstrap.servers", &b.bootstrap)
+            .set("group.id", &c.kafka.group_id)
+            .set("enable.auto.commit", "false")
+            .create()
+            .unwrap();
+        let mut tpl = rdkafka::TopicPartitionList::new();
+        tpl.add_partition_offset(&c.topics().intents, p, rdkafka::Offset::Offset(0))
+            .unwrap();
+        consumer.commit(&tpl, CommitMode::Sync).unwrap();
+    }
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let rs = loop {
+        let rs = receipts(&b.bootstrap, &c);
+        if rs.len() >= 2 * records.len() {
+            break rs;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not answered again: {rs:?}"
+        );
+        assert!(!running.finished(), "processor stopped");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    b.rt.block_on(running.stop()).unwrap();
+    let answers = |action: &str| -> Vec<(Outcome, Option<String>)> {
+        rs.iter()
+            .filter(|r| r.action_id == action)
+            .map(|r| (r.outcome, r.code.clone()))
+            .collect()
+    };
+    assert_eq!(
+        answers("a2"),
+        vec![
+            (Outcome::Replan, Some("slot_occupied".into())),
+            (Outcome::Replan, Some("overtaken".into())),
+        ]
+    );
+    assert_eq!(answers("a1")[1], (Outcome::Duplicate, None));
+    assert_eq!(answers("a3")[1], (Outcome::Duplicate, None));
+    let got = commits(&b.bootstrap, &c);
+    let (want, _) = expected(&records, PARTITIONS);
+    assert_eq!(want.len(), 2);
+    assert_outbox_exact(&got, &want);
 }

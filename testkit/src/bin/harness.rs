@@ -1,13 +1,21 @@
-//! `harness [short|long] [--kledger PATH] [--only crash,faults,bad,access,soak]`: runs the
-//! reliability harness and prints its summary table; exits 1 when a check fails. The `kledger` binary defaults to the one next
-//! to this program (`cargo build -p kledger-topology --bin kledger` first).
+//! `harness [short|long] [--kledger PATH] [--only crash,faults,bad,access,soak] [--seed N]`:
+//! runs the reliability harness and prints its summary table; exits 1 when a check fails. The
+//! `kledger` binary defaults to the one next to this program (`cargo build -p
+//! kledger-topology --bin kledger` first); `--seed` replaces the profile's seed.
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let profile = match args.first().map(String::as_str) {
+    let mut profile = match args.first().map(String::as_str) {
         Some("long") => kledger_testkit::harness::LONG,
         _ => kledger_testkit::harness::SHORT,
     };
+    if let Some(i) = args.iter().position(|a| a == "--seed") {
+        let seed = args.get(i + 1).map(|s| s.parse::<u64>());
+        let Some(Ok(seed)) = seed else {
+            anyhow::bail!("--seed needs a number");
+        };
+        profile.seed = seed;
+    }
     let bin = match args.iter().position(|a| a == "--kledger") {
         Some(i) => std::path::PathBuf::from(&args[i + 1]),
         None => std::env::current_exe()?.with_file_name("kledger"),
@@ -20,8 +28,9 @@ fn main() -> anyhow::Result<()> {
     };
     let summary = kledger_testkit::harness::run_only(&profile, &bin, &only)?;
     println!(
-        "kledger reliability harness, profile {} ({:.0} s)\n\n{summary}",
+        "kledger reliability harness, profile {}, seed {} ({:.0} s)\n\n{summary}",
         profile.name,
+        profile.seed,
         started.elapsed().as_secs_f64()
     );
     if !summary.ok() {

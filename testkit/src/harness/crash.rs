@@ -55,7 +55,7 @@ impl CrashFigures {
                 } else {
                     "DIFFERENT"
                 }
-            ),
+            ) + lost_sample(&o.lost_sample).as_str(),
             ok: self.ok(),
         }
     }
@@ -143,6 +143,15 @@ pub fn crash_loop(
         oracle: check(&got, &want),
         digest_equal,
     })
+}
+
+/// `; first lost: …` when the oracle found lost commits.
+fn lost_sample(sample: &[String]) -> String {
+    if sample.is_empty() {
+        String::new()
+    } else {
+        format!("; first lost: {}", sample.join("; "))
+    }
 }
 
 fn tracing_free_note(why: &str) {

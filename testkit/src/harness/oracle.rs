@@ -26,7 +26,13 @@ pub struct Findings {
     /// Commits whose prev_hash is not the previous head hash, or whose head hash is not the
     /// hash of their content.
     pub chain_breaks: usize,
+    /// The first few lost commits, each as `account#seq: field (expected → outbox)…`, so a
+    /// failure shows what differs.
+    pub lost_sample: Vec<String>,
 }
+
+/// How many lost commits [`Findings::lost_sample`] describes.
+pub const LOST_SAMPLE_MAX: usize = 3;
 
 impl Findings {
     /// Whether every invariant holds.
@@ -62,8 +68,12 @@ pub fn check(got: &[(i32, Commit)], want: &[Commit]) -> Findings {
         .map(|c| ((c.account_id.clone(), c.commit_seq), c))
         .collect();
     for (k, w) in &expected {
-        if unique.get(k) != Some(w) {
+        let have = unique.get(k);
+        if have != Some(w) {
             f.lost += 1;
+            if f.lost_sample.len() < LOST_SAMPLE_MAX {
+                f.lost_sample.push(describe_lost(w, have.copied()));
+            }
         }
     }
     let mut actions: BTreeSet<(&str, &str)> = BTreeSet::new();
@@ -90,4 +100,18 @@ pub fn check(got: &[(i32, Commit)], want: &[Commit]) -> Findings {
     }
     f.gaps = gapped.len();
     f
+}
+
+fn describe_lost(want: &Commit, have: Option<&Commit>) -> String {
+    let head = format!("{}#{}", want.account_id, want.commit_seq);
+    match have {
+        None => format!("{head}: missing from the outbox"),
+        Some(got) => {
+            let fields: Vec<String> = kledger_topology::replay::field_diff(want, got)
+                .into_iter()
+                .map(|(path, w, g)| format!("{path} ({w} → {g})"))
+                .collect();
+            format!("{head}: {}", fields.join(", "))
+        }
+    }
 }
