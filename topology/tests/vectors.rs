@@ -178,6 +178,29 @@ fn suite(index: &dyn VectorIndex, marks_dir: &std::path::Path) {
 }
 
 #[test]
+fn the_projection_suite_on_the_embedded_engine_with_sealed_segments() {
+    // Sealed every 150 points: the suite's writes, rewrites of sealed points and deletes run
+    // over many segments, and the engine still answers exactly.
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        kledger_topology::vector::edge::EdgeIndex::open_sealing(
+            &dir.path().join("vectors"),
+            "cm_text_256_v1",
+            256,
+            150,
+        )
+        .unwrap()
+    };
+    let index = open();
+    suite(&index, &dir.path().join("marks"));
+    let segments = index.segments().unwrap();
+    assert!(segments > 2, "{segments} segments: nothing was sealed");
+    let before = index.scan().unwrap();
+    drop(index);
+    assert_eq!(open().scan().unwrap(), before);
+}
+
+#[test]
 fn the_projection_suite_on_the_embedded_engine() {
     let dir = tempfile::tempdir().unwrap();
     let index = kledger_topology::vector::edge::EdgeIndex::open(
