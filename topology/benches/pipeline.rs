@@ -103,6 +103,7 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
 }
 
 fn main() {
+    kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
     let Setup {
         rt,
         broker,

@@ -66,6 +66,7 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 }
 
 fn main() {
+    kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
     let Setup {
         rt,
         broker,

@@ -69,6 +69,7 @@ fn positioned(commits: &[Commit]) -> Vec<(i32, i64, Commit)> {
 }
 
 fn main() {
+    kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
     let n: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())

@@ -24,6 +24,7 @@ pub mod embedded;
 pub mod generations;
 pub mod http;
 pub mod legacy_vectors;
+pub mod memory;
 pub mod metrics;
 pub mod migrate;
 pub mod offline;

@@ -348,9 +348,13 @@ async fn run(config: Config, demo: Option<PathBuf>, roles: runtime::Roles) -> an
 }
 
 fn main() -> anyhow::Result<()> {
+    let huge_pages = kledger_topology::memory::disable_transparent_huge_pages();
     let cli = Cli::parse();
     let config = Config::load(cli.config.as_deref(), std::env::vars())?;
     init_logs(&config, cli.text_logs);
+    if let Err(e) = huge_pages {
+        tracing::warn!(error = %e, "transparent huge pages could not be turned off for this process");
+    }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;

@@ -181,17 +181,58 @@ pub fn project(
     commits: &[(i32, i64, Commit)],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
-    let marks = g.marks()?;
+    let prepared = prepare(g.marks()?, embedder, hasher, commits, read)?;
+    write(g, prepared)
+}
+
+/// A batch planned and embedded: what [`write`] makes durable.
+#[derive(Debug)]
+pub struct Prepared {
+    points: Vec<Point>,
+    deletes: Vec<Uuid>,
+    applied: BTreeMap<String, i64>,
+    positions: BTreeMap<i32, i64>,
+    folded: u64,
+    skipped: u64,
+}
+
+/// The first half of [`project`]: plans `commits` against `marks` and builds the points.
+///
+/// A rebuild prepares batch N+1 while batch N is written ([`crate::rebuild`]): planning reads
+/// the marks for commits at or below an account's mark, and a later batch's commits of an
+/// account are always above what an earlier batch wrote, so the earlier batch's marks need
+/// not be durable yet.
+pub fn prepare(
+    marks: &MarkStore,
+    embedder: &dyn Embedder,
+    hasher: &HashEmbedder,
+    commits: &[(i32, i64, Commit)],
+    read: impl Iterator<Item = (i32, i64)>,
+) -> anyhow::Result<Prepared> {
     let mut plan = plan(marks, commits)?;
     for (p, offset) in read {
         plan.positions.insert(p, offset + 1);
     }
-    let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
-    marks.write(&plan.applied, &plan.positions)?;
+    let (points, deletes) = points(embedder, hasher, &plan)?;
+    Ok(Prepared {
+        points,
+        deletes,
+        folded: commits.len() as u64 - plan.skipped,
+        skipped: plan.skipped,
+        applied: plan.applied,
+        positions: plan.positions,
+    })
+}
+
+/// The second half of [`project`]: writes the points (durable on return), then the marks.
+pub fn write(g: &VectorGen, p: Prepared) -> anyhow::Result<()> {
+    let (upserted, deleted) = (p.points.len() as u64, p.deletes.len() as u64);
+    g.index.write_batch(p.points, &p.deletes)?;
+    g.marks()?.write(&p.applied, &p.positions)?;
     metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
-        .increment(commits.len() as u64 - plan.skipped);
+        .increment(p.folded);
     metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
-        .increment(plan.skipped);
+        .increment(p.skipped);
     metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(upserted);
     metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(deleted);
     Ok(())
@@ -204,6 +245,18 @@ pub fn apply(
     hasher: &HashEmbedder,
     plan: &Plan,
 ) -> anyhow::Result<(u64, u64)> {
+    let (points, deletes) = points(embedder, hasher, plan)?;
+    let (upserted, deleted) = (points.len() as u64, deletes.len() as u64);
+    index.write_batch(points, &deletes)?;
+    Ok((upserted, deleted))
+}
+
+/// A plan's points to upsert (with `embedder`'s vectors) and ids to delete.
+fn points(
+    embedder: &dyn Embedder,
+    hasher: &HashEmbedder,
+    plan: &Plan,
+) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
     let info = EmbeddingInfo {
         model: embedder.model().to_owned(),
         dim: embedder.dim(),
@@ -244,7 +297,5 @@ pub fn apply(
             payload: payload(row, &info, *at),
         });
     }
-    let (upserted, deleted) = (points.len() as u64, deletes.len() as u64);
-    index.write_batch(points, &deletes)?;
-    Ok((upserted, deleted))
+    Ok((points, deletes))
 }
