@@ -151,7 +151,8 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
     // committed, its commit would precede that one in the outbox and the action would be
     // known; so it was not, and re-deciding it against a head that holds later writes must not
     // commit it now: the ledger would depend on where a crash fell.
-    if state.head.seq > 0 && meta.offset < state.head.intent_offset {
+    // (An account without commits, or a head stored before offsets were kept, has offset -1.)
+    if meta.offset < state.head.intent_offset {
         let reason = Reason::new(
             Code::Overtaken,
             format!(

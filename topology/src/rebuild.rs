@@ -9,8 +9,8 @@
 //! views topic is not republished (a rebuilt View equals the published one).
 
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
-use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -59,8 +59,8 @@ pub enum Projection {
 /// A generation being written.
 trait Target {
     fn position(&self, p: i32) -> anyhow::Result<i64>;
-    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()>;
-    fn finish(&self) -> anyhow::Result<()>;
+    fn write(&mut self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()>;
+    fn finish(&mut self) -> anyhow::Result<()>;
 }
 
 impl Target for ViewStore {
@@ -68,11 +68,11 @@ impl Target for ViewStore {
         Ok(ViewStore::position(self, p)?)
     }
 
-    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
+    fn write(&mut self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
         crate::sinks::views::fold(self, commits, read.iter().copied())
     }
 
-    fn finish(&self) -> anyhow::Result<()> {
+    fn finish(&mut self) -> anyhow::Result<()> {
         // Views are not republished: mark every View due as published.
         loop {
             let due = self.pending(10_000)?;
@@ -91,8 +91,8 @@ struct VectorTarget {
     g: Arc<crate::vector::VectorGen>,
     embedder: Box<dyn crate::vector::embedder::Embedder>,
     hasher: HashEmbedder,
-    tx: Mutex<Option<SyncSender<vectors::Prepared>>>,
-    writer: Mutex<Option<JoinHandle<anyhow::Result<()>>>>,
+    tx: Option<SyncSender<vectors::Prepared>>,
+    writer: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
 impl VectorTarget {
@@ -115,16 +115,15 @@ impl VectorTarget {
             g,
             embedder,
             hasher: HashEmbedder::default(),
-            tx: Mutex::new(Some(tx)),
-            writer: Mutex::new(Some(writer)),
+            tx: Some(tx),
+            writer: Some(writer),
         })
     }
 
     /// Stops taking batches and waits for the writer: its result.
-    fn join(&self) -> anyhow::Result<()> {
-        drop(self.tx.lock().ok().and_then(|mut t| t.take()));
-        let writer = self.writer.lock().ok().and_then(|mut w| w.take());
-        match writer {
+    fn join(&mut self) -> anyhow::Result<()> {
+        drop(self.tx.take());
+        match self.writer.take() {
             Some(h) => h
                 .join()
                 .map_err(|_| anyhow::anyhow!("the vector writer thread panicked"))?,
@@ -146,7 +145,7 @@ impl Target for VectorTarget {
         Ok(self.g.marks()?.position(p)?)
     }
 
-    fn write(&self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
+    fn write(&mut self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
         let prepared = vectors::prepare(
             self.g.marks()?,
             &*self.embedder,
@@ -154,11 +153,7 @@ impl Target for VectorTarget {
             commits,
             read.iter().copied(),
         )?;
-        let sent = match self.tx.lock() {
-            Ok(tx) => tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()),
-            Err(_) => false,
-        };
-        if sent {
+        if self.tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()) {
             return Ok(());
         }
         // The writer stopped: its error says why.
@@ -166,7 +161,7 @@ impl Target for VectorTarget {
         anyhow::bail!("the vector writer stopped")
     }
 
-    fn finish(&self) -> anyhow::Result<()> {
+    fn finish(&mut self) -> anyhow::Result<()> {
         self.join()
     }
 }
@@ -198,7 +193,7 @@ pub fn rebuild(
     let (generation, resumed) = gens.begin()?;
     let dir = gens.path(&generation);
     tracing::info!(?projection, %generation, resumed, "rebuild started");
-    let target: Box<dyn Target> = match projection {
+    let mut target: Box<dyn Target> = match projection {
         Projection::Views => Box::new(ViewStore::open_bounded(
             &dir,
             config.views.cache_bytes,
