@@ -78,6 +78,9 @@ pub struct VectorsConfig {
     pub dir: PathBuf,
     /// Qdrant server gRPC URL (backend `server`), e.g. `http://127.0.0.1:6334`.
     pub url: String,
+    /// Local shards of a collection the embedded engine creates (backend `edge`; an existing
+    /// collection keeps its count). Each shard writes on its own thread.
+    pub shards: usize,
     /// Outbox records per sink batch at most.
     pub batch_records_max: usize,
     /// How long a batch waits for more records after its first.
@@ -93,6 +96,7 @@ impl Default for VectorsConfig {
             backend: "edge".into(),
             dir: PathBuf::from("data/vectors"),
             url: String::new(),
+            shards: crate::vector::edge::SHARDS,
             batch_records_max: 1_000,
             batch_wait_ms: 50,
             embedder: EmbedderConfig::default(),
@@ -501,6 +505,10 @@ impl Config {
         anyhow::ensure!(
             (1..=4_096).contains(&self.vectors.embedder.dim),
             "vectors.embedder.dim must be in 1..=4096"
+        );
+        anyhow::ensure!(
+            (1..=64).contains(&self.vectors.shards),
+            "vectors.shards must be in 1..=64"
         );
         anyhow::ensure!(
             (1..=100_000).contains(&self.vectors.batch_records_max),

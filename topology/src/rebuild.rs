@@ -28,9 +28,12 @@ use crate::sinks::vectors;
 
 /// Outbox records folded per write of the view store.
 pub const BATCH_RECORDS: usize = 1_000;
-/// Outbox records projected per write of the vector index: larger, since every index write
-/// ends with a flush (50,000 measured no faster and held five times the memory).
+/// Outbox records projected per write of the vector index (50,000 measured no faster and held
+/// five times the memory).
 pub const VECTOR_BATCH_RECORDS: usize = 10_000;
+/// Outbox records projected between two syncs of the vector index (a flush of every engine
+/// shard, then the marks): a rebuild killed midway repeats at most this many.
+pub const VECTOR_SYNC_RECORDS: u64 = 50_000;
 
 /// What a rebuild did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -85,8 +88,10 @@ impl Target for ViewStore {
 }
 
 /// The vector generation being written, on two threads: the caller reads, decodes, plans and
-/// embeds batch N+1 ([`vectors::prepare`]) while a writer thread writes batch N to the engine
-/// and then its marks ([`vectors::write`]), in batch order. At most one prepared batch waits.
+/// embeds batch N+1 ([`vectors::prepare`]) while a writer thread writes batch N to the index
+/// ([`vectors::write_unsynced`]), in batch order; every [`VECTOR_SYNC_RECORDS`] records and at
+/// the end the writer makes the index durable and then writes the marks ([`vectors::sync`]).
+/// At most one prepared batch waits.
 struct VectorTarget {
     g: Arc<crate::vector::VectorGen>,
     embedder: Box<dyn crate::vector::embedder::Embedder>,
@@ -106,10 +111,14 @@ impl VectorTarget {
         let writer = std::thread::Builder::new()
             .name("rebuild-vectors".into())
             .spawn(move || -> anyhow::Result<()> {
+                let mut pending = vectors::Unsynced::default();
                 for batch in rx {
-                    vectors::write(&writes, batch)?;
+                    vectors::write_unsynced(&writes, batch, &mut pending)?;
+                    if pending.records >= VECTOR_SYNC_RECORDS {
+                        vectors::sync(&writes, &mut pending)?;
+                    }
                 }
-                Ok(())
+                vectors::sync(&writes, &mut pending)
             })?;
         Ok(Self {
             g,

@@ -36,22 +36,23 @@ pub const SINK: &str = "vectors";
 
 /// What a batch does to one point.
 #[derive(Debug)]
-enum Change {
-    Upsert(Box<Row>, i64),
+enum Change<'a> {
+    Upsert(&'a Row, i64),
     Delete,
 }
 
-/// Changes of a batch by point id (last change wins), and the marks they advance.
+/// Changes of a batch by point id (last change wins), and the marks they advance. Borrows the
+/// rows of the commits it was planned from.
 #[derive(Debug, Default)]
-pub struct Plan {
-    changes: BTreeMap<Uuid, Change>,
+pub struct Plan<'a> {
+    changes: BTreeMap<Uuid, Change<'a>>,
     applied: BTreeMap<String, i64>,
     positions: BTreeMap<i32, i64>,
     skipped: u64,
 }
 
 /// Plans `commits` against `marks`: which points to upsert or delete.
-pub fn plan(marks: &MarkStore, commits: &[(i32, i64, Commit)]) -> anyhow::Result<Plan> {
+pub fn plan<'a>(marks: &MarkStore, commits: &'a [(i32, i64, Commit)]) -> anyhow::Result<Plan<'a>> {
     let mut plan = Plan::default();
     for (p, offset, c) in commits {
         plan.positions.insert(*p, offset + 1);
@@ -71,7 +72,7 @@ pub fn plan(marks: &MarkStore, commits: &[(i32, i64, Commit)]) -> anyhow::Result
                 continue;
             };
             let change = match placement(&op.row) {
-                Placement::Upsert => Change::Upsert(Box::new(op.row.clone()), c.recorded_at),
+                Placement::Upsert => Change::Upsert(&op.row, c.recorded_at),
                 Placement::Delete => Change::Delete,
             };
             plan.changes.insert(id, change);
@@ -181,11 +182,24 @@ pub fn project(
     commits: &[(i32, i64, Commit)],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
-    let prepared = prepare(g.marks()?, embedder, hasher, commits, read)?;
-    write(g, prepared)
+    let marks = g.marks()?;
+    let mut plan = plan(marks, commits)?;
+    for (p, offset) in read {
+        plan.positions.insert(p, offset + 1);
+    }
+    let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
+    marks.write(&plan.applied, &plan.positions)?;
+    Counts {
+        folded: commits.len() as u64 - plan.skipped,
+        skipped: plan.skipped,
+        upserted,
+        deleted,
+    }
+    .record();
+    Ok(())
 }
 
-/// A batch planned and embedded: what [`write`] makes durable.
+/// A batch planned and embedded: what [`write_unsynced`] writes.
 #[derive(Debug)]
 pub struct Prepared {
     points: Vec<Point>,
@@ -196,7 +210,7 @@ pub struct Prepared {
     skipped: u64,
 }
 
-/// The first half of [`project`]: plans `commits` against `marks` and builds the points.
+/// The first half of a rebuild's batch: plans `commits` against `marks` and builds the points.
 ///
 /// A rebuild prepares batch N+1 while batch N is written ([`crate::rebuild`]): planning reads
 /// the marks for commits at or below an account's mark, and a later batch's commits of an
@@ -224,51 +238,126 @@ pub fn prepare(
     })
 }
 
-/// The second half of [`project`]: writes the points (durable on return), then the marks.
-pub fn write(g: &VectorGen, p: Prepared) -> anyhow::Result<()> {
-    let (upserted, deleted) = (p.points.len() as u64, p.deletes.len() as u64);
-    g.index.write_batch(p.points, &p.deletes)?;
-    g.marks()?.write(&p.applied, &p.positions)?;
-    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
-        .increment(p.folded);
-    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
-        .increment(p.skipped);
-    metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(upserted);
-    metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(deleted);
+/// Marks whose points are written but not yet durable (see [`write_unsynced`]).
+#[derive(Debug, Default)]
+pub struct Unsynced {
+    applied: BTreeMap<String, i64>,
+    positions: BTreeMap<i32, i64>,
+    /// Outbox records planned since the last [`sync`].
+    pub records: u64,
+}
+
+/// The second half of a rebuild's batch: the points are written without waiting for
+/// durability and the marks are kept in `pending` until [`sync`] makes both durable, so a
+/// rebuild flushes the engine once per many batches. Batches must come in order (a later batch's marks win).
+pub fn write_unsynced(g: &VectorGen, p: Prepared, pending: &mut Unsynced) -> anyhow::Result<()> {
+    let counts = p.counts();
+    g.index.write_unsynced(p.points, &p.deletes)?;
+    pending.applied.extend(p.applied);
+    pending.positions.extend(p.positions);
+    pending.records += p.folded + p.skipped;
+    counts.record();
     Ok(())
 }
 
-/// Writes a plan to `index` with `embedder`'s vectors; returns (upserted, deleted).
+/// Makes every point written since the last sync durable, then writes `pending`'s marks.
+pub fn sync(g: &VectorGen, pending: &mut Unsynced) -> anyhow::Result<()> {
+    g.index.sync()?;
+    let done = std::mem::take(pending);
+    g.marks()?.write(&done.applied, &done.positions)?;
+    Ok(())
+}
+
+/// A batch's metric increments.
+struct Counts {
+    folded: u64,
+    skipped: u64,
+    upserted: u64,
+    deleted: u64,
+}
+
+impl Prepared {
+    fn counts(&self) -> Counts {
+        Counts {
+            folded: self.folded,
+            skipped: self.skipped,
+            upserted: self.points.len() as u64,
+            deleted: self.deletes.len() as u64,
+        }
+    }
+}
+
+impl Counts {
+    fn record(self) {
+        metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
+            .increment(self.folded);
+        metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
+            .increment(self.skipped);
+        metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "upsert").increment(self.upserted);
+        metrics::counter!(m::VECTOR_POINTS_TOTAL, "op" => "delete").increment(self.deleted);
+    }
+}
+
+/// Rows embedded per index write in [`apply`]: the next chunk is embedded while the index's
+/// shards write this one.
+const APPLY_CHUNK_ROWS: usize = 256;
+
+/// Writes a plan to `index` with `embedder`'s vectors, durable on return; returns (upserted,
+/// deleted). The rows are embedded and queued a chunk at a time without waiting for
+/// durability, so embedding overlaps the index's writes; the deletes and one sync come last.
+/// A plan holds each point once, so the order of the chunks does not matter.
 pub fn apply(
     index: &dyn VectorIndex,
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
-    plan: &Plan,
+    plan: &Plan<'_>,
 ) -> anyhow::Result<(u64, u64)> {
-    let (points, deletes) = points(embedder, hasher, plan)?;
-    let (upserted, deleted) = (points.len() as u64, deletes.len() as u64);
-    index.write_batch(points, &deletes)?;
-    Ok((upserted, deleted))
+    let (rows, deletes) = split(plan);
+    let mut upserted = 0;
+    for chunk in rows.chunks(APPLY_CHUNK_ROWS) {
+        let points = build(embedder, hasher, chunk)?;
+        upserted += points.len() as u64;
+        index.write_unsynced(points, &[])?;
+    }
+    index.write_batch(Vec::new(), &deletes)?;
+    Ok((upserted, deletes.len() as u64))
+}
+
+/// A plan's rows to upsert (id, row, update time) and ids to delete.
+type Rows<'a> = Vec<(Uuid, &'a Row, i64)>;
+
+fn split<'a>(plan: &Plan<'a>) -> (Rows<'a>, Vec<Uuid>) {
+    let mut deletes = Vec::new();
+    let mut rows = Vec::new();
+    for (id, change) in &plan.changes {
+        match change {
+            Change::Upsert(row, at) => rows.push((*id, *row, *at)),
+            Change::Delete => deletes.push(*id),
+        }
+    }
+    (rows, deletes)
 }
 
 /// A plan's points to upsert (with `embedder`'s vectors) and ids to delete.
 fn points(
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
-    plan: &Plan,
+    plan: &Plan<'_>,
 ) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
+    let (rows, deletes) = split(plan);
+    Ok((build(embedder, hasher, &rows)?, deletes))
+}
+
+/// The points of `rows`, with `embedder`'s vectors.
+fn build(
+    embedder: &dyn Embedder,
+    hasher: &HashEmbedder,
+    rows: &[(Uuid, &Row, i64)],
+) -> anyhow::Result<Vec<Point>> {
     let info = EmbeddingInfo {
         model: embedder.model().to_owned(),
         dim: embedder.dim(),
     };
-    let mut deletes = Vec::new();
-    let mut rows: Vec<(Uuid, &Row, i64)> = Vec::new();
-    for (id, change) in &plan.changes {
-        match change {
-            Change::Upsert(row, at) => rows.push((*id, row, *at)),
-            Change::Delete => deletes.push(*id),
-        }
-    }
     // The intent's own vector when it is of this embedding space; the embedder's otherwise.
     let own = |r: &Row| {
         r.embedding
@@ -283,7 +372,7 @@ fn points(
         .collect();
     let mut embedded = embedder.embed(&texts)?.into_iter();
     let mut points = Vec::with_capacity(rows.len());
-    for (id, row, at) in &rows {
+    for (id, row, at) in rows {
         let dense = match own(row) {
             Some(v) => v,
             None => embedded
@@ -297,5 +386,5 @@ fn points(
             payload: payload(row, &info, *at),
         });
     }
-    Ok((points, deletes))
+    Ok(points)
 }

@@ -1,20 +1,40 @@
-//! The embedded backend: Qdrant's engine in-process (qdrant-edge 0.7), one shard directory per
-//! collection. Writes take the lock exclusively and flush before returning (the engine does not
-//! replay its WAL on load, so an unflushed write would not survive a crash); queries share it.
+//! The embedded backend: Qdrant's engine in-process (qdrant-edge 0.7). Writes take a shard's
+//! lock exclusively; queries share it. A durable write ([`VectorIndex::write_batch`]) returns
+//! once every shard has flushed (the engine does not replay its WAL on load, so an unflushed
+//! write would not survive a crash); a rebuild writes unsynced and syncs every many batches.
+//!
+//! **Local shards.** Like a Qdrant server collection's `shard_number`, a collection is split
+//! into [`SHARDS`] engine shards (`shard-N/` under the collection's directory; the count is
+//! fixed when the collection is created and kept in its `SHARDS` file). A point lives in the
+//! shard its id hashes to. Each shard has a writer thread with a queue of one batch: a write
+//! splits its batch by shard and queues the parts, so the shards write at once and a slow
+//! shard does not hold the others back until a sync. A query asks every shard for its best and
+//! merges them (score, then id). One engine shard writes on one thread, so sharding is what
+//! lets a rebuild use both cores. A collection created before sharding (the shard's files
+//! directly in the collection's directory) opens as one shard.
 //!
 //! **Sealing.** The engine's appendable segment keeps sparse vectors in a mutable inverted
 //! index whose append is linear in the length of the term's posting list, so one ever-growing
 //! segment makes writes quadratic in the collection size (common words are in most points).
 //! Qdrant's server seals segments with background optimizers; the embedded engine only
-//! optimizes when asked. So every [`SEAL_POINTS`] points written, the index runs the engine's
-//! optimizers, which turn an appendable segment past the indexing threshold (about
+//! optimizes when asked. So every [`SEAL_POINTS`] points written to a shard, the index runs the
+//! engine's optimizers, which turn an appendable segment past the indexing threshold (about
 //! [`SEAL_POINTS`] vectors) into an immutable one and open a fresh appendable segment. Dense
 //! vectors get no HNSW graph (`m = 0`): search stays an exact scan, as it was in one segment,
 //! and sealing costs a copy rather than a graph build.
+//!
+//! **Bounded WAL.** The engine writes every operation (whole points) to its write-ahead log and
+//! never truncates it, so the log would grow with every write forever. Everything written is
+//! flushed into segments before a write returns, so the log holds nothing the segments lack:
+//! when a shard is opened, and after it is sealed once the log has more than one closed
+//! segment, the shard is closed, every closed log segment but the newest is deleted (what the
+//! log's own truncation keeps, so its operation numbers continue), and the shard is reopened.
 
-use std::path::Path;
-use std::sync::RwLock;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::sync::{Arc, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
 
 use qdrant_edge::{
     CountRequest, CreateIndex, Distance, EdgeConfig, EdgeOptimizersConfig, EdgeShard,
@@ -22,7 +42,7 @@ use qdrant_edge::{
     JsonPath, KeywordIndexParams, NamedQuery, Payload, PayloadFieldSchema, PayloadSchemaParams,
     PayloadSchemaType, PointId, PointInsertOperations, PointOperations, PointStructPersisted,
     QueryEnum, QueryRequest, ScoringQuery, ScrollRequest, UpdateOperation, Vector, VectorInternal,
-    Vectors, WithPayloadInterface, WithVector,
+    Vectors, WalOptions, WithPayloadInterface, WithVector,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -36,21 +56,70 @@ fn err(e: impl std::fmt::Display) -> VectorError {
     VectorError::Backend(e.to_string())
 }
 
-/// Points written between two runs of the engine's optimizers (see the module comment), and
-/// about the size of an appendable segment when it is sealed.
+/// Local shards of a new collection (module comment).
+pub const SHARDS: usize = 2;
+
+/// Points written to a shard between two runs of the engine's optimizers (see the module
+/// comment), and about the size of an appendable segment when it is sealed.
 pub const SEAL_POINTS: usize = 50_000;
 
-/// Segments the engine's merge optimizer keeps before merging the smallest ones.
+/// Segments the engine's merge optimizer keeps per shard before merging the smallest ones.
 pub const SEGMENTS: usize = 16;
+
+/// Bytes per segment of a shard's write-ahead log (the engine's default).
+pub const WAL_SEGMENT_BYTES: usize = 32 << 20;
+
+/// The file naming a sharded collection's shard count.
+const SHARDS_FILE: &str = "SHARDS";
+/// The engine's own config file, which a shard's directory holds.
+const ENGINE_CONFIG_FILE: &str = "edge_config.json";
+
+/// How an [`EdgeIndex`] is laid out and maintained.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EdgeOptions {
+    /// Shards of a collection this open creates (an existing collection keeps its count).
+    pub shards: usize,
+    /// Points written to a shard between two runs of its optimizers.
+    pub seal_points: usize,
+    /// Bytes per segment of a shard's write-ahead log.
+    pub wal_segment_bytes: usize,
+}
+
+impl Default for EdgeOptions {
+    fn default() -> Self {
+        Self {
+            shards: SHARDS,
+            seal_points: SEAL_POINTS,
+            wal_segment_bytes: WAL_SEGMENT_BYTES,
+        }
+    }
+}
+
+/// One engine shard. `None` only while it is being reopened, or after a reopen failed (every
+/// call then reports it).
+struct Shard {
+    dir: PathBuf,
+    engine: RwLock<Option<EdgeShard>>,
+    /// Points written since the optimizers last ran.
+    unsealed: AtomicUsize,
+}
+
+/// Work for a shard's writer thread.
+enum Job {
+    /// Write (not yet flushed).
+    Write(Vec<Point>, Vec<Uuid>),
+    /// Flush, then answer with the first error since the last answer (writes after an error
+    /// are dropped until it is answered).
+    Sync(SyncSender<Result<(), VectorError>>),
+}
 
 /// A collection in an in-process Qdrant engine.
 pub struct EdgeIndex {
     name: String,
-    shard: RwLock<EdgeShard>,
-    /// Points written since the optimizers last ran.
-    unsealed: AtomicUsize,
-    /// Points written between two runs of the optimizers.
-    seal_points: usize,
+    shards: Vec<Arc<Shard>>,
+    /// Each shard's writer thread's queue (one job waits while one is written).
+    writers: Vec<SyncSender<Job>>,
+    threads: Vec<JoinHandle<()>>,
 }
 
 /// The engine settings that keep writes linear (module comment): segments sealed at about
@@ -70,10 +139,21 @@ fn sealing(dim: usize, seal_points: usize) -> (HnswIndexConfig, EdgeOptimizersCo
     (hnsw, optimizers)
 }
 
+impl Drop for EdgeIndex {
+    fn drop(&mut self) {
+        // Closing the queues ends the writer threads once they have written what was queued.
+        self.writers.clear();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
+}
+
 impl std::fmt::Debug for EdgeIndex {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("EdgeIndex")
             .field("name", &self.name)
+            .field("shards", &self.shards.len())
             .finish()
     }
 }
@@ -89,25 +169,95 @@ fn uuid_of(id: &PointId) -> Option<Uuid> {
     }
 }
 
-impl EdgeIndex {
-    /// Opens (or creates) collection `name` with `dim`-dimensional dense vectors under `root`,
-    /// with its payload indexes.
-    pub fn open(root: &Path, name: &str, dim: usize) -> Result<Self, VectorError> {
-        Self::open_sealing(root, name, dim, SEAL_POINTS)
+/// The closed segments of the write-ahead log in `wal` (`closed-<first index>`), by first
+/// index.
+fn closed_wal_segments(wal: &Path) -> Result<Vec<(u64, PathBuf)>, VectorError> {
+    let mut closed = Vec::new();
+    let entries = match std::fs::read_dir(wal) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(closed),
+        Err(e) => return Err(err(e)),
+    };
+    for entry in entries {
+        let entry = entry.map_err(err)?;
+        let name = entry.file_name();
+        if let Some(start) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("closed-"))
+            .and_then(|n| n.parse::<u64>().ok())
+        {
+            closed.push((start, entry.path()));
+        }
     }
+    closed.sort();
+    Ok(closed)
+}
 
-    /// [`EdgeIndex::open`] with segments sealed every `seal_points` points written instead of
-    /// [`SEAL_POINTS`] (tests seal small collections this way).
-    pub fn open_sealing(
-        root: &Path,
-        name: &str,
-        dim: usize,
-        seal_points: usize,
-    ) -> Result<Self, VectorError> {
-        let seal_points = seal_points.max(1);
-        let dir = root.join(name);
-        std::fs::create_dir_all(&dir).map_err(err)?;
-        let (hnsw, optimizers) = sealing(dim, seal_points);
+/// Deletes every closed log segment of the (closed) shard at `dir` but the newest: what the
+/// log's own truncation keeps. Returns how many were deleted.
+fn trim_wal(dir: &Path) -> Result<usize, VectorError> {
+    let mut closed = closed_wal_segments(&dir.join("wal"))?;
+    closed.pop();
+    for (_, path) in &closed {
+        std::fs::remove_file(path).map_err(err)?;
+    }
+    Ok(closed.len())
+}
+
+/// Writes `text` to `path` atomically (a temporary file renamed over it, then synced).
+fn write_atomically(path: &Path, text: &str) -> Result<(), VectorError> {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).map_err(err)?;
+    std::fs::File::open(&tmp)
+        .and_then(|f| f.sync_all())
+        .map_err(err)?;
+    std::fs::rename(&tmp, path).map_err(err)?;
+    if let Some(parent) = path.parent() {
+        std::fs::File::open(parent)
+            .and_then(|f| f.sync_all())
+            .map_err(err)?;
+    }
+    Ok(())
+}
+
+/// The shard directories of the collection at `dir`: an existing collection's, or
+/// `options.shards` new ones (the count written first, so a crash midway still finds it).
+fn shard_dirs(dir: &Path, options: &EdgeOptions) -> Result<Vec<PathBuf>, VectorError> {
+    std::fs::create_dir_all(dir).map_err(err)?;
+    let count_file = dir.join(SHARDS_FILE);
+    let count = match std::fs::read_to_string(&count_file) {
+        Ok(text) => text
+            .trim()
+            .parse::<usize>()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| {
+                VectorError::Backend(format!(
+                    "{} does not name a shard count: {text:?}",
+                    count_file.display()
+                ))
+            })?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dir.join(ENGINE_CONFIG_FILE).exists() {
+                // Created before sharding: the collection is one shard.
+                return Ok(vec![dir.to_path_buf()]);
+            }
+            let n = options.shards.max(1);
+            write_atomically(&count_file, &format!("{n}\n"))?;
+            n
+        }
+        Err(e) => return Err(err(e)),
+    };
+    Ok((0..count).map(|i| dir.join(format!("shard-{i}"))).collect())
+}
+
+impl Shard {
+    /// Opens (or creates) the shard at `dir`: trims its log, loads it, applies the sealing
+    /// settings and the payload indexes.
+    fn load(dir: &Path, dim: usize, options: &EdgeOptions) -> Result<EdgeShard, VectorError> {
+        std::fs::create_dir_all(dir).map_err(err)?;
+        trim_wal(dir)?;
+        let (hnsw, optimizers) = sealing(dim, options.seal_points);
         let config = EdgeConfig::builder()
             .vector(
                 DENSE,
@@ -116,8 +266,12 @@ impl EdgeIndex {
             .sparse_vector(SPARSE, EdgeSparseVectorParams::builder().build())
             .hnsw_config(hnsw)
             .optimizers(optimizers.clone())
+            .wal_options(WalOptions {
+                segment_capacity: options.wal_segment_bytes,
+                ..WalOptions::default()
+            })
             .build();
-        let shard = EdgeShard::load(&dir, Some(config)).map_err(err)?;
+        let shard = EdgeShard::load(dir, Some(config)).map_err(err)?;
         // A collection created before sealing keeps its stored settings: set them.
         shard.set_hnsw_config(hnsw).map_err(err)?;
         shard.set_optimizers_config(optimizers).map_err(err)?;
@@ -150,27 +304,315 @@ impl EdgeIndex {
                 .map_err(err)?;
         }
         shard.flush();
-        Ok(Self {
-            name: name.to_owned(),
-            shard: RwLock::new(shard),
-            unsealed: AtomicUsize::new(0),
-            seal_points,
-        })
+        Ok(shard)
     }
 
-    /// The engine's segments (sealed ones and the appendable one).
-    pub fn segments(&self) -> Result<usize, VectorError> {
-        Ok(self.read()?.info().segments_count)
+    fn read(&self) -> Result<ShardRead<'_>, VectorError> {
+        let guard = self
+            .engine
+            .read()
+            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
+        if guard.is_none() {
+            return Err(VectorError::Backend(format!(
+                "engine shard {} is closed (a reopen failed)",
+                self.dir.display()
+            )));
+        }
+        Ok(ShardRead(guard))
     }
 
-    /// Counts `points` written; runs the optimizers when `seal_points` were written since they
-    /// last ran.
-    fn written(&self, shard: &EdgeShard, points: usize) -> Result<(), VectorError> {
-        if self.unsealed.fetch_add(points, Ordering::Relaxed) + points >= self.seal_points {
-            self.unsealed.store(0, Ordering::Relaxed);
-            shard.optimize().map_err(err)?;
+    fn write_lock(&self) -> Result<RwLockWriteGuard<'_, Option<EdgeShard>>, VectorError> {
+        self.engine
+            .write()
+            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))
+    }
+
+    /// Upserts then deletes under the write lock, at most `seal_points` points per engine
+    /// operation (so the shard is sealed within a large batch too). Not flushed.
+    fn write(
+        &self,
+        mut upserts: Vec<Point>,
+        deletes: &[Uuid],
+        dim: usize,
+        options: &EdgeOptions,
+    ) -> Result<(), VectorError> {
+        let mut guard = self.write_lock()?;
+        let seal_points = options.seal_points.max(1);
+        while !upserts.is_empty() {
+            let rest = upserts.split_off(upserts.len().min(seal_points));
+            let chunk = std::mem::replace(&mut upserts, rest);
+            let n = chunk.len();
+            if let Some(op) = EdgeIndex::upsert_op(chunk)? {
+                engine(&guard, &self.dir)?.update(op).map_err(err)?;
+            }
+            self.written(&mut guard, n, dim, options)?;
+        }
+        for chunk in deletes.chunks(seal_points) {
+            if let Some(op) = EdgeIndex::delete_op(chunk) {
+                engine(&guard, &self.dir)?.update(op).map_err(err)?;
+            }
+            self.written(&mut guard, chunk.len(), dim, options)?;
         }
         Ok(())
+    }
+
+    fn flush(&self) -> Result<(), VectorError> {
+        let guard = self.write_lock()?;
+        engine(&guard, &self.dir)?.flush();
+        Ok(())
+    }
+
+    /// Counts `points` written; when `seal_points` were written since the optimizers last ran,
+    /// runs them, and reopens the shard if its log has grown past one closed segment.
+    fn written(
+        &self,
+        guard: &mut RwLockWriteGuard<'_, Option<EdgeShard>>,
+        points: usize,
+        dim: usize,
+        options: &EdgeOptions,
+    ) -> Result<(), VectorError> {
+        if self.unsealed.fetch_add(points, Ordering::Relaxed) + points < options.seal_points {
+            return Ok(());
+        }
+        self.unsealed.store(0, Ordering::Relaxed);
+        engine(guard, &self.dir)?.optimize().map_err(err)?;
+        if closed_wal_segments(&self.dir.join("wal"))?.len() > 1 {
+            if let Some(engine) = guard.take() {
+                close(engine, &self.dir)?;
+            }
+            **guard = Some(Self::load(&self.dir, dim, options)?);
+        }
+        Ok(())
+    }
+}
+
+/// Closes an engine shard: dropping it flushes it and releases its log. The engine panics when
+/// that flush fails (its directory gone, say); the panic is caught here and becomes an error,
+/// so closing several shards never panics twice (which would abort the process).
+fn close(engine: EdgeShard, dir: &Path) -> Result<(), VectorError> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || drop(engine))).map_err(|_| {
+        VectorError::Backend(format!(
+            "closing engine shard {} failed: its last flush panicked",
+            dir.display()
+        ))
+    })
+}
+
+impl Drop for Shard {
+    fn drop(&mut self) {
+        let engine = match self.engine.get_mut() {
+            Ok(e) => e.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        if let Some(engine) = engine
+            && let Err(e) = close(engine, &self.dir)
+        {
+            tracing::error!(error = %e, "vector index shard closed uncleanly");
+        }
+    }
+}
+
+/// A shard's writer thread: runs `jobs` in order until the index is dropped.
+fn write_jobs(shard: &Shard, jobs: Receiver<Job>, dim: usize, options: EdgeOptions) {
+    let mut failed = None;
+    for job in jobs {
+        match job {
+            Job::Write(upserts, deletes) => {
+                if failed.is_none() {
+                    failed = shard.write(upserts, &deletes, dim, &options).err();
+                }
+            }
+            Job::Sync(done) => {
+                let result = match failed.take() {
+                    Some(e) => Err(e),
+                    None => shard.flush(),
+                };
+                let _ = done.send(result);
+            }
+        }
+    }
+}
+
+/// A shard read-locked and open.
+struct ShardRead<'a>(RwLockReadGuard<'a, Option<EdgeShard>>);
+
+impl std::ops::Deref for ShardRead<'_> {
+    type Target = EdgeShard;
+
+    fn deref(&self) -> &EdgeShard {
+        self.0.as_ref().expect("checked open when locked")
+    }
+}
+
+fn engine<'a>(shard: &'a Option<EdgeShard>, dir: &Path) -> Result<&'a EdgeShard, VectorError> {
+    shard.as_ref().ok_or_else(|| {
+        VectorError::Backend(format!(
+            "engine shard {} is closed (a reopen failed)",
+            dir.display()
+        ))
+    })
+}
+
+impl EdgeIndex {
+    /// Opens (or creates) collection `name` with `dim`-dimensional dense vectors under `root`,
+    /// with its payload indexes.
+    pub fn open(root: &Path, name: &str, dim: usize) -> Result<Self, VectorError> {
+        Self::open_with(root, name, dim, EdgeOptions::default())
+    }
+
+    /// [`EdgeIndex::open`] with other [`EdgeOptions`] (tests seal small collections, or roll
+    /// the log over small segments, this way).
+    pub fn open_with(
+        root: &Path,
+        name: &str,
+        dim: usize,
+        options: EdgeOptions,
+    ) -> Result<Self, VectorError> {
+        let options = EdgeOptions {
+            shards: options.shards.max(1),
+            seal_points: options.seal_points.max(1),
+            wal_segment_bytes: options.wal_segment_bytes.max(1 << 16),
+        };
+        let mut index = Self {
+            name: name.to_owned(),
+            shards: Vec::new(),
+            writers: Vec::new(),
+            threads: Vec::new(),
+        };
+        // The shards load at once (each creates or checks its payload indexes and flushes).
+        let dirs = shard_dirs(&root.join(name), &options)?;
+        let loaded: Vec<Result<EdgeShard, VectorError>> = std::thread::scope(|scope| {
+            let loads: Vec<_> = dirs
+                .iter()
+                .map(|dir| scope.spawn(move || Shard::load(dir, dim, &options)))
+                .collect();
+            loads
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        Err(VectorError::Backend(
+                            "loading an engine shard panicked".into(),
+                        ))
+                    })
+                })
+                .collect()
+        });
+        for (i, (dir, engine)) in dirs.into_iter().zip(loaded).enumerate() {
+            let engine = engine?;
+            let shard = Arc::new(Shard {
+                dir,
+                engine: RwLock::new(Some(engine)),
+                unsealed: AtomicUsize::new(0),
+            });
+            let (tx, rx) = sync_channel(1);
+            let writes = shard.clone();
+            let thread = std::thread::Builder::new()
+                .name(format!("vectors-shard{i}"))
+                .spawn(move || write_jobs(&writes, rx, dim, options))
+                .map_err(err)?;
+            index.shards.push(shard);
+            index.writers.push(tx);
+            index.threads.push(thread);
+        }
+        Ok(index)
+    }
+
+    /// The engine's segments over every shard (sealed ones and the appendable ones).
+    pub fn segments(&self) -> Result<usize, VectorError> {
+        let mut n = 0;
+        for s in &self.shards {
+            n += s.read()?.info().segments_count;
+        }
+        Ok(n)
+    }
+
+    /// The collection's shards.
+    pub fn shards(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// The points in each shard.
+    pub fn points_per_shard(&self) -> Result<Vec<usize>, VectorError> {
+        self.shards
+            .iter()
+            .map(|s| {
+                s.read()?
+                    .count(CountRequest {
+                        filter: None,
+                        exact: true,
+                    })
+                    .map_err(err)
+            })
+            .collect()
+    }
+
+    /// Closed segments of each shard's write-ahead log.
+    pub fn wal_segments(&self) -> Result<Vec<usize>, VectorError> {
+        self.shards
+            .iter()
+            .map(|s| Ok(closed_wal_segments(&s.dir.join("wal"))?.len()))
+            .collect()
+    }
+
+    /// The shard point `id` lives in: a fixed mix of its bits (ULIDs put the time first).
+    fn shard_of(&self, id: &Uuid) -> usize {
+        let x = id.as_u128();
+        let h = ((x >> 64) as u64 ^ x as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        ((h >> 32) % self.shards.len() as u64) as usize
+    }
+
+    /// Splits the batch by shard and queues each part to its shard's writer thread (waiting
+    /// while that shard's queue is full); if `sync`, then waits until every shard has written
+    /// and flushed everything queued, and reports any failure since the last sync.
+    fn write_shards(
+        &self,
+        upserts: Vec<Point>,
+        deletes: &[Uuid],
+        sync: bool,
+    ) -> Result<(), VectorError> {
+        let n = self.shards.len();
+        let mut work: Vec<(Vec<Point>, Vec<Uuid>)> = (0..n).map(|_| Default::default()).collect();
+        for p in upserts {
+            work[self.shard_of(&p.id)].0.push(p);
+        }
+        for id in deletes {
+            work[self.shard_of(id)].1.push(*id);
+        }
+        for (i, (u, d)) in work.into_iter().enumerate() {
+            if !u.is_empty() || !d.is_empty() {
+                self.send(i, Job::Write(u, d))?;
+            }
+        }
+        if sync { self.sync_shards() } else { Ok(()) }
+    }
+
+    /// Asks every shard's writer to flush, then waits for all of them (they flush at once).
+    fn sync_shards(&self) -> Result<(), VectorError> {
+        let mut answers = Vec::with_capacity(self.shards.len());
+        for i in 0..self.shards.len() {
+            let (tx, rx) = sync_channel(1);
+            self.send(i, Job::Sync(tx))?;
+            answers.push((i, rx));
+        }
+        let mut result = Ok(());
+        for (i, rx) in answers {
+            let answer = rx.recv().unwrap_or_else(|_| Err(self.stopped(i)));
+            result = result.and(answer);
+        }
+        result
+    }
+
+    fn send(&self, shard: usize, job: Job) -> Result<(), VectorError> {
+        self.writers[shard]
+            .send(job)
+            .map_err(|_| self.stopped(shard))
+    }
+
+    fn stopped(&self, shard: usize) -> VectorError {
+        VectorError::Backend(format!(
+            "the writer thread of engine shard {} stopped",
+            self.shards[shard].dir.display()
+        ))
     }
 
     fn upsert_op(points: Vec<Point>) -> Result<Option<UpdateOperation>, VectorError> {
@@ -200,12 +642,6 @@ impl EdgeIndex {
             })
         })
     }
-
-    fn read(&self) -> Result<std::sync::RwLockReadGuard<'_, EdgeShard>, VectorError> {
-        self.shard
-            .read()
-            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))
-    }
 }
 
 impl VectorIndex for EdgeIndex {
@@ -221,35 +657,19 @@ impl VectorIndex for EdgeIndex {
         self.write_batch(Vec::new(), ids)
     }
 
-    /// Upserts then deletes under the write lock, at most `seal_points` points per engine
-    /// operation (so segments are sealed within a large batch too), then flushes once.
-    fn write_batch(&self, mut upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
-        if upserts.is_empty() && deletes.is_empty() {
-            return Ok(());
-        }
-        let shard = self
-            .shard
-            .write()
-            .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
-        while !upserts.is_empty() {
-            let rest = upserts.split_off(upserts.len().min(self.seal_points));
-            let chunk = std::mem::replace(&mut upserts, rest);
-            let n = chunk.len();
-            if let Some(op) = Self::upsert_op(chunk)? {
-                shard.update(op).map_err(err)?;
-            }
-            self.written(&shard, n)?;
-        }
-        for chunk in deletes.chunks(self.seal_points) {
-            if let Some(op) = Self::delete_op(chunk) {
-                shard.update(op).map_err(err)?;
-            }
-            self.written(&shard, chunk.len())?;
-        }
-        shard.flush();
-        Ok(())
+    fn write_batch(&self, upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
+        self.write_shards(upserts, deletes, true)
     }
 
+    fn write_unsynced(&self, upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
+        self.write_shards(upserts, deletes, false)
+    }
+
+    fn sync(&self) -> Result<(), VectorError> {
+        self.sync_shards()
+    }
+
+    /// Every shard's best `limit`, merged: by score, then by id.
     fn query(
         &self,
         vector: QueryVector,
@@ -263,56 +683,75 @@ impl VectorIndex for EdgeIndex {
                 SPARSE,
             ),
         };
-        let req = QueryRequest {
-            prefetches: vec![],
-            query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
-                q, using,
-            )))),
-            filter: Some(filter(f)?),
-            score_threshold: None,
-            limit,
-            offset: 0,
-            params: None,
-            with_vector: WithVector::Bool(false),
-            with_payload: WithPayloadInterface::Bool(false),
-        };
-        let hits = self.read()?.query(req).map_err(err)?;
-        Ok(hits
-            .into_iter()
-            .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score)))
-            .collect())
+        let filter = filter(f)?;
+        let mut hits = Vec::new();
+        for shard in &self.shards {
+            let req = QueryRequest {
+                prefetches: vec![],
+                query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                    q.clone(),
+                    using,
+                )))),
+                filter: Some(filter.clone()),
+                score_threshold: None,
+                limit,
+                offset: 0,
+                params: None,
+                with_vector: WithVector::Bool(false),
+                with_payload: WithPayloadInterface::Bool(false),
+            };
+            let found = shard.read()?.query(req).map_err(err)?;
+            hits.extend(
+                found
+                    .into_iter()
+                    .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score))),
+            );
+        }
+        if self.shards.len() > 1 {
+            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+            hits.truncate(limit);
+        }
+        Ok(hits)
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {
-        self.read()?
-            .count(CountRequest {
-                filter: Some(filter(f)?),
-                exact: true,
-            })
-            .map_err(err)
+        let filter = filter(f)?;
+        let mut n = 0;
+        for shard in &self.shards {
+            n += shard
+                .read()?
+                .count(CountRequest {
+                    filter: Some(filter.clone()),
+                    exact: true,
+                })
+                .map_err(err)?;
+        }
+        Ok(n)
     }
 
     fn scan(&self) -> Result<Scanned, VectorError> {
         let mut out = Vec::new();
-        let mut offset = None;
-        let shard = self.read()?;
-        loop {
-            let (page, next) = shard
-                .scroll(ScrollRequest {
-                    offset,
-                    limit: Some(1_000),
-                    with_payload: Some(WithPayloadInterface::Bool(true)),
-                    ..Default::default()
-                })
-                .map_err(err)?;
-            for r in page {
-                if let Some(u) = uuid_of(&r.id) {
-                    out.push((u, r.payload.map(|p| p.0).unwrap_or_default()));
+        for s in &self.shards {
+            let shard = s.read()?;
+            let mut offset = None;
+            loop {
+                let (page, next) = shard
+                    .scroll(ScrollRequest {
+                        offset,
+                        limit: Some(1_000),
+                        with_payload: Some(WithPayloadInterface::Bool(true)),
+                        ..Default::default()
+                    })
+                    .map_err(err)?;
+                for r in page {
+                    if let Some(u) = uuid_of(&r.id) {
+                        out.push((u, r.payload.map(|p| p.0).unwrap_or_default()));
+                    }
                 }
-            }
-            match next {
-                Some(n) => offset = Some(n),
-                None => break,
+                match next {
+                    Some(n) => offset = Some(n),
+                    None => break,
+                }
             }
         }
         out.sort_by_key(|(u, _)| *u);

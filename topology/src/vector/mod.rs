@@ -106,6 +106,16 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
         self.upsert(upserts)?;
         self.delete(deletes)
     }
+    /// [`VectorIndex::write_batch`] without waiting for durability: durable only once
+    /// [`VectorIndex::sync`] returns (a rebuild syncs before it writes its marks). Backends
+    /// without such a split write durably.
+    fn write_unsynced(&self, upserts: Vec<Point>, deletes: &[Uuid]) -> Result<(), VectorError> {
+        self.write_batch(upserts, deletes)
+    }
+    /// Makes every earlier write durable.
+    fn sync(&self) -> Result<(), VectorError> {
+        Ok(())
+    }
     /// The best `limit` points passing `filter`, by score, with their scores.
     fn query(
         &self,
@@ -174,7 +184,15 @@ pub fn open_generation(
             );
             let d = dir.join("index");
             std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
-            std::sync::Arc::new(edge::EdgeIndex::open(&d, name, dim)?)
+            std::sync::Arc::new(edge::EdgeIndex::open_with(
+                &d,
+                name,
+                dim,
+                edge::EdgeOptions {
+                    shards: v.shards,
+                    ..Default::default()
+                },
+            )?)
         }
     };
     let marks = if owner {
