@@ -92,49 +92,79 @@ pub struct EmbeddingInfo {
 /// fields the read filters use (slot, subject scope, sensitivity, assertion class, validity).
 /// `updated_at` is the record time of the commit that last changed the row.
 pub fn payload(row: &Row, embedding: &EmbeddingInfo, updated_at_ms: i64) -> Map<String, Value> {
+    // Built field by field (what `json!` would build, in the same order, without going through
+    // serde for every value: this runs for every point the vector sink writes).
+    fn object<const N: usize>(fields: [(&str, Value); N]) -> Value {
+        Value::Object(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+    }
+    fn strings(v: &[String]) -> Value {
+        Value::Array(v.iter().map(|s| Value::String(s.clone())).collect())
+    }
     let t = &row.tenant;
     let importance = f64::from(row.curation_weight.clamp(-100, 100) + 100) / 200.0;
-    let v = json!({
-        "schema_version": SCHEMA_VERSION,
-        "tenant_id": t.tenant_id,
-        "team_id": t.team_id,
-        "project_id": t.project_id,
-        "agent_id": t.agent_id,
-        "owner_kind": t.owner_kind.as_str(),
-        "owner_id": t.owner_id,
-        "scope": "memory",
-        "visibility": row.visibility.as_str(),
-        "indexed": true,
-        "source_kind": source_kind(&row.source.source_type),
-        "source_type": row.source.source_type,
-        "source_id": row.source.source_id,
-        "chunk": {"chunk_id": row.memory_id, "chunk_idx": 0},
-        "fingerprint": format!("sha256:{}", row.content_hash),
-        "created_at": iso8601(row.recorded_at),
-        "updated_at": iso8601(updated_at_ms),
-        "acl": {
-            "read_team_ids": row.acl.read_team_ids,
-            "read_agent_ids": row.acl.read_agent_ids,
-            "read_role_ids": row.acl.read_role_ids,
-        },
-        "tags": row.tags,
-        "lang": row.lang,
-        "importance": importance,
-        "embedding": {"model": embedding.model, "dim": embedding.dim, "metric": "cosine"},
-        "memory_id": row.memory_id,
-        "kind": row.kind.as_str(),
-        "status": row.status.as_str(),
-        "commit_seq": row.commit_seq,
-        "revision": row.revision,
-        "slot": row.slot,
-        "subject_scope": row.subject.scope.as_str(),
-        "sensitivity": row.sensitivity.level.as_str(),
-        "assertion_class": row.assertion_class.as_str(),
-        "valid_from": row.valid_from,
-        "valid_to": row.valid_to,
-        "expires_at": row.expires_at,
-    });
-    match v {
+    let fields = [
+        ("schema_version", Value::from(SCHEMA_VERSION)),
+        ("tenant_id", Value::from(t.tenant_id.as_str())),
+        ("team_id", Value::from(t.team_id.clone())),
+        ("project_id", Value::from(t.project_id.clone())),
+        ("agent_id", Value::from(t.agent_id.clone())),
+        ("owner_kind", Value::from(t.owner_kind.as_str())),
+        ("owner_id", Value::from(t.owner_id.as_str())),
+        ("scope", Value::from("memory")),
+        ("visibility", Value::from(row.visibility.as_str())),
+        ("indexed", Value::Bool(true)),
+        (
+            "source_kind",
+            Value::from(source_kind(&row.source.source_type)),
+        ),
+        ("source_type", Value::from(row.source.source_type.as_str())),
+        ("source_id", Value::from(row.source.source_id.as_str())),
+        (
+            "chunk",
+            object([
+                ("chunk_id", Value::from(row.memory_id.as_str())),
+                ("chunk_idx", Value::from(0)),
+            ]),
+        ),
+        (
+            "fingerprint",
+            Value::String(format!("sha256:{}", row.content_hash)),
+        ),
+        ("created_at", Value::String(iso8601(row.recorded_at))),
+        ("updated_at", Value::String(iso8601(updated_at_ms))),
+        (
+            "acl",
+            object([
+                ("read_team_ids", strings(&row.acl.read_team_ids)),
+                ("read_agent_ids", strings(&row.acl.read_agent_ids)),
+                ("read_role_ids", strings(&row.acl.read_role_ids)),
+            ]),
+        ),
+        ("tags", strings(&row.tags)),
+        ("lang", Value::from(row.lang.clone())),
+        ("importance", Value::from(importance)),
+        (
+            "embedding",
+            object([
+                ("model", Value::from(embedding.model.as_str())),
+                ("dim", Value::from(embedding.dim)),
+                ("metric", Value::from("cosine")),
+            ]),
+        ),
+        ("memory_id", Value::from(row.memory_id.as_str())),
+        ("kind", Value::from(row.kind.as_str())),
+        ("status", Value::from(row.status.as_str())),
+        ("commit_seq", Value::from(row.commit_seq)),
+        ("revision", Value::from(row.revision)),
+        ("slot", Value::from(row.slot.clone())),
+        ("subject_scope", Value::from(row.subject.scope.as_str())),
+        ("sensitivity", Value::from(row.sensitivity.level.as_str())),
+        ("assertion_class", Value::from(row.assertion_class.as_str())),
+        ("valid_from", Value::from(row.valid_from)),
+        ("valid_to", Value::from(row.valid_to)),
+        ("expires_at", Value::from(row.expires_at)),
+    ];
+    match object(fields) {
         Value::Object(m) => m,
         _ => Map::new(),
     }

@@ -543,3 +543,100 @@ fn sparse_search_is_exact_after_appends_updates_and_deletes() {
         }
     }
 }
+
+/// The vector payload as first written, with `json!`: the reference that
+/// `kledger_processors::payload::payload` (built field by field, for speed) must equal.
+fn payload_by_json_macro(
+    row: &Row,
+    embedding: &kledger_processors::payload::EmbeddingInfo,
+    updated_at_ms: i64,
+) -> serde_json::Map<String, serde_json::Value> {
+    use kledger_processors::payload::{SCHEMA_VERSION, iso8601, source_kind};
+    use serde_json::{Map, Value, json};
+    let t = &row.tenant;
+    let importance = f64::from(row.curation_weight.clamp(-100, 100) + 100) / 200.0;
+    let v = json!({
+        "schema_version": SCHEMA_VERSION,
+        "tenant_id": t.tenant_id,
+        "team_id": t.team_id,
+        "project_id": t.project_id,
+        "agent_id": t.agent_id,
+        "owner_kind": t.owner_kind.as_str(),
+        "owner_id": t.owner_id,
+        "scope": "memory",
+        "visibility": row.visibility.as_str(),
+        "indexed": true,
+        "source_kind": source_kind(&row.source.source_type),
+        "source_type": row.source.source_type,
+        "source_id": row.source.source_id,
+        "chunk": {"chunk_id": row.memory_id, "chunk_idx": 0},
+        "fingerprint": format!("sha256:{}", row.content_hash),
+        "created_at": iso8601(row.recorded_at),
+        "updated_at": iso8601(updated_at_ms),
+        "acl": {
+            "read_team_ids": row.acl.read_team_ids,
+            "read_agent_ids": row.acl.read_agent_ids,
+            "read_role_ids": row.acl.read_role_ids,
+        },
+        "tags": row.tags,
+        "lang": row.lang,
+        "importance": importance,
+        "embedding": {"model": embedding.model, "dim": embedding.dim, "metric": "cosine"},
+        "memory_id": row.memory_id,
+        "kind": row.kind.as_str(),
+        "status": row.status.as_str(),
+        "commit_seq": row.commit_seq,
+        "revision": row.revision,
+        "slot": row.slot,
+        "subject_scope": row.subject.scope.as_str(),
+        "sensitivity": row.sensitivity.level.as_str(),
+        "assertion_class": row.assertion_class.as_str(),
+        "valid_from": row.valid_from,
+        "valid_to": row.valid_to,
+        "expires_at": row.expires_at,
+    });
+    match v {
+        Value::Object(m) => m,
+        _ => Map::new(),
+    }
+}
+
+#[test]
+fn the_payload_equals_the_json_macro_reference() {
+    use kledger_processors::payload::{EmbeddingInfo, payload};
+    let info = EmbeddingInfo {
+        model: "kledger-hash-v1".into(),
+        dim: 256,
+    };
+    let l = ledger(3_000);
+    let mut rows: Vec<(Row, i64)> = l
+        .commits
+        .iter()
+        .flat_map(|c| c.ops.iter().map(|op| (op.row.clone(), c.recorded_at)))
+        .collect();
+    // One row with every optional field set, and characters JSON escapes.
+    let mut full = rows[0].0.clone();
+    full.tenant.team_id = Some("team_a".into());
+    full.tenant.project_id = Some("p\"1".into());
+    full.tenant.agent_id = Some("agt_é".into());
+    full.slot = Some("home_city".into());
+    full.lang = Some("en".into());
+    full.tags = vec!["a".into(), "b\n".into()];
+    full.acl.read_team_ids = vec!["t1".into()];
+    full.acl.read_agent_ids = vec!["a1".into(), "a2".into()];
+    full.acl.read_role_ids = vec!["r".into()];
+    full.valid_to = Some(-5);
+    full.expires_at = Some(i64::MAX);
+    full.curation_weight = 37;
+    rows.push((full, -1));
+    assert!(rows.len() > 1_000, "{} rows", rows.len());
+    for (row, at) in &rows {
+        let built = payload(row, &info, *at);
+        let reference = payload_by_json_macro(row, &info, *at);
+        assert_eq!(built, reference, "{}", row.memory_id);
+        assert_eq!(
+            serde_json::to_string(&built).unwrap(),
+            serde_json::to_string(&reference).unwrap()
+        );
+    }
+}
