@@ -13,22 +13,23 @@
 //! lets a rebuild use both cores. A collection created before sharding (the shard's files
 //! directly in the collection's directory) opens as one shard.
 //!
-//! **Sealing.** The engine's appendable segment keeps sparse vectors in a mutable inverted
-//! index whose append is linear in the length of the term's posting list, so one ever-growing
-//! segment makes writes quadratic in the collection size (common words are in most points).
+//! **Sealing.** Upstream's appendable segment keeps sparse vectors in a mutable inverted index
+//! whose append walked the whole posting list of the term, which made one ever-growing segment
+//! quadratic to write; the vendored engine (`vendor/qdrant-edge/KLEDGER-PATCH.md`) fixes that.
 //! Qdrant's server seals segments with background optimizers; the embedded engine only
 //! optimizes when asked. So every [`SEAL_POINTS`] points written to a shard, the index runs the
 //! engine's optimizers, which turn an appendable segment past the indexing threshold (about
-//! [`SEAL_POINTS`] vectors) into an immutable one and open a fresh appendable segment. Dense
-//! vectors get no HNSW graph (`m = 0`): search stays an exact scan, as it was in one segment,
-//! and sealing costs a copy rather than a graph build.
+//! [`SEAL_POINTS`] vectors) into an immutable one and open a fresh appendable segment. This
+//! bounds the appendable segment and gives the log trimming below its moment. Dense vectors get
+//! no HNSW graph (`m = 0`): search stays an exact scan, and sealing costs a copy rather than a
+//! graph build.
 //!
 //! **Bounded WAL.** The engine writes every operation (whole points) to its write-ahead log and
-//! never truncates it, so the log would grow with every write forever. Everything written is
-//! flushed into segments before a write returns, so the log holds nothing the segments lack:
-//! when a shard is opened, and after it is sealed once the log has more than one closed
-//! segment, the shard is closed, every closed log segment but the newest is deleted (what the
-//! log's own truncation keeps, so its operation numbers continue), and the shard is reopened.
+//! never truncates it, so the log would grow with every write forever. It never replays the log
+//! either, so the log protects nothing: when a shard is opened, and after it is sealed once the
+//! log has more than one closed segment, the shard is closed (which flushes it), every closed
+//! log segment but the newest is deleted (what the log's own truncation keeps, so its
+//! operation numbers continue), and the shard is reopened.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
