@@ -48,6 +48,7 @@ pub struct Plan<'a> {
     changes: BTreeMap<Uuid, Change<'a>>,
     applied: BTreeMap<String, i64>,
     positions: BTreeMap<i32, i64>,
+    folded: u64,
     skipped: u64,
 }
 
@@ -65,6 +66,7 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [(i32, i64, Commit)]) -> anyhow:
             continue;
         }
         plan.applied.insert(c.account_id.clone(), c.commit_seq);
+        plan.folded += 1;
         for op in &c.ops {
             let Some(id) = memory_uuid(&op.row.memory_id).and_then(|u| Uuid::parse_str(&u).ok())
             else {
@@ -183,20 +185,31 @@ pub fn project(
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
     let marks = g.marks()?;
-    let mut plan = plan(marks, commits)?;
-    for (p, offset) in read {
-        plan.positions.insert(p, offset + 1);
-    }
+    let plan = plan_read(marks, commits, read)?;
     let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
     marks.write(&plan.applied, &plan.positions)?;
     Counts {
-        folded: commits.len() as u64 - plan.skipped,
+        folded: plan.folded,
         skipped: plan.skipped,
         upserted,
         deleted,
     }
     .record();
     Ok(())
+}
+
+/// [`plan`], with the marks also advancing past every record `read` lists (undecodable ones
+/// too).
+fn plan_read<'a>(
+    marks: &MarkStore,
+    commits: &'a [(i32, i64, Commit)],
+    read: impl Iterator<Item = (i32, i64)>,
+) -> anyhow::Result<Plan<'a>> {
+    let mut plan = plan(marks, commits)?;
+    for (p, offset) in read {
+        plan.positions.insert(p, offset + 1);
+    }
+    Ok(plan)
 }
 
 /// A batch planned and embedded: what [`write_unsynced`] writes.
@@ -223,15 +236,12 @@ pub fn prepare(
     commits: &[(i32, i64, Commit)],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<Prepared> {
-    let mut plan = plan(marks, commits)?;
-    for (p, offset) in read {
-        plan.positions.insert(p, offset + 1);
-    }
+    let plan = plan_read(marks, commits, read)?;
     let (points, deletes) = points(embedder, hasher, &plan)?;
     Ok(Prepared {
         points,
         deletes,
-        folded: commits.len() as u64 - plan.skipped,
+        folded: plan.folded,
         skipped: plan.skipped,
         applied: plan.applied,
         positions: plan.positions,

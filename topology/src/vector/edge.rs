@@ -243,7 +243,7 @@ fn shard_dirs(dir: &Path, options: &EdgeOptions) -> Result<Vec<PathBuf>, VectorE
                 // Created before sharding: the collection is one shard.
                 return Ok(vec![dir.to_path_buf()]);
             }
-            let n = options.shards.max(1);
+            let n = options.shards;
             write_atomically(&count_file, &format!("{n}\n"))?;
             n
         }
@@ -313,12 +313,7 @@ impl Shard {
             .engine
             .read()
             .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
-        if guard.is_none() {
-            return Err(VectorError::Backend(format!(
-                "engine shard {} is closed (a reopen failed)",
-                self.dir.display()
-            )));
-        }
+        engine(&guard, &self.dir)?;
         Ok(ShardRead(guard))
     }
 
@@ -329,7 +324,8 @@ impl Shard {
     }
 
     /// Upserts then deletes under the write lock, at most `seal_points` points per engine
-    /// operation (so the shard is sealed within a large batch too). Not flushed.
+    /// operation (so the shard is sealed within a large batch too). Not flushed. `options` are
+    /// the index's, bounded by [`EdgeIndex::open_with`].
     fn write(
         &self,
         mut upserts: Vec<Point>,
@@ -338,7 +334,7 @@ impl Shard {
         options: &EdgeOptions,
     ) -> Result<(), VectorError> {
         let mut guard = self.write_lock()?;
-        let seal_points = options.seal_points.max(1);
+        let seal_points = options.seal_points;
         while !upserts.is_empty() {
             let rest = upserts.split_off(upserts.len().min(seal_points));
             let chunk = std::mem::replace(&mut upserts, rest);
