@@ -24,12 +24,14 @@
 //! no HNSW graph (`m = 0`): search stays an exact scan, and sealing costs a copy rather than a
 //! graph build.
 //!
-//! **Bounded WAL.** The engine writes every operation (whole points) to its write-ahead log and
-//! never truncates it, so the log would grow with every write forever. It never replays the log
-//! either, so the log protects nothing: when a shard is opened, and after it is sealed once the
-//! log has more than one closed segment, the shard is closed (which flushes it), every closed
-//! log segment but the newest is deleted (what the log's own truncation keeps, so its
-//! operation numbers continue), and the shard is reopened.
+//! **No WAL.** Upstream's engine writes every operation (whole points, as CBOR) to its
+//! write-ahead log and never truncates it, so the log grows with every write forever; and it
+//! never replays the log on load, so the log protects nothing (a write is durable once flushed,
+//! which is why [`VectorIndex::write_batch`] flushes). The vendored engine can leave the log
+//! alone (`EdgeShard::set_wal_logging`, `vendor/qdrant-edge/KLEDGER-PATCH.md`) while it goes on
+//! numbering operations past every number its segments have seen, and kledger turns logging off
+//! on every open. A shard's log written before that (by an older kledger) is trimmed when the
+//! shard opens: every closed log segment but the newest is deleted.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -96,8 +98,7 @@ impl Default for EdgeOptions {
     }
 }
 
-/// One engine shard. `None` only while it is being reopened, or after a reopen failed (every
-/// call then reports it).
+/// One engine shard. `None` only once it is being dropped.
 struct Shard {
     dir: PathBuf,
     engine: RwLock<Option<EdgeShard>>,
@@ -273,6 +274,9 @@ impl Shard {
             })
             .build();
         let shard = EdgeShard::load(dir, Some(config)).map_err(err)?;
+        // The engine never replays its log: logging every point would cost CPU and disk for
+        // nothing (vendored patch, module comment).
+        shard.set_wal_logging(false);
         // A collection created before sealing keeps its stored settings: set them.
         shard.set_hnsw_config(hnsw).map_err(err)?;
         shard.set_optimizers_config(optimizers).map_err(err)?;
@@ -324,31 +328,29 @@ impl Shard {
     }
 
     /// Upserts then deletes under the write lock, at most `seal_points` points per engine
-    /// operation (so the shard is sealed within a large batch too). Not flushed. `options` are
-    /// the index's, bounded by [`EdgeIndex::open_with`].
+    /// operation (so the shard is sealed within a large batch too). Not flushed.
     fn write(
         &self,
         mut upserts: Vec<Point>,
         deletes: &[Uuid],
-        dim: usize,
-        options: &EdgeOptions,
+        seal_points: usize,
     ) -> Result<(), VectorError> {
-        let mut guard = self.write_lock()?;
-        let seal_points = options.seal_points;
+        let guard = self.write_lock()?;
+        let engine = engine(&guard, &self.dir)?;
         while !upserts.is_empty() {
             let rest = upserts.split_off(upserts.len().min(seal_points));
             let chunk = std::mem::replace(&mut upserts, rest);
             let n = chunk.len();
             if let Some(op) = EdgeIndex::upsert_op(chunk)? {
-                engine(&guard, &self.dir)?.update(op).map_err(err)?;
+                engine.update(op).map_err(err)?;
             }
-            self.written(&mut guard, n, dim, options)?;
+            self.written(engine, n, seal_points)?;
         }
         for chunk in deletes.chunks(seal_points) {
             if let Some(op) = EdgeIndex::delete_op(chunk) {
-                engine(&guard, &self.dir)?.update(op).map_err(err)?;
+                engine.update(op).map_err(err)?;
             }
-            self.written(&mut guard, chunk.len(), dim, options)?;
+            self.written(engine, chunk.len(), seal_points)?;
         }
         Ok(())
     }
@@ -360,25 +362,18 @@ impl Shard {
     }
 
     /// Counts `points` written; when `seal_points` were written since the optimizers last ran,
-    /// runs them, and reopens the shard if its log has grown past one closed segment.
+    /// runs them.
     fn written(
         &self,
-        guard: &mut RwLockWriteGuard<'_, Option<EdgeShard>>,
+        engine: &EdgeShard,
         points: usize,
-        dim: usize,
-        options: &EdgeOptions,
+        seal_points: usize,
     ) -> Result<(), VectorError> {
-        if self.unsealed.fetch_add(points, Ordering::Relaxed) + points < options.seal_points {
+        if self.unsealed.fetch_add(points, Ordering::Relaxed) + points < seal_points {
             return Ok(());
         }
         self.unsealed.store(0, Ordering::Relaxed);
-        engine(guard, &self.dir)?.optimize().map_err(err)?;
-        if closed_wal_segments(&self.dir.join("wal"))?.len() > 1 {
-            if let Some(engine) = guard.take() {
-                close(engine, &self.dir)?;
-            }
-            **guard = Some(Self::load(&self.dir, dim, options)?);
-        }
+        engine.optimize().map_err(err)?;
         Ok(())
     }
 }
@@ -410,13 +405,13 @@ impl Drop for Shard {
 }
 
 /// A shard's writer thread: runs `jobs` in order until the index is dropped.
-fn write_jobs(shard: &Shard, jobs: Receiver<Job>, dim: usize, options: EdgeOptions) {
+fn write_jobs(shard: &Shard, jobs: Receiver<Job>, seal_points: usize) {
     let mut failed = None;
     for job in jobs {
         match job {
             Job::Write(upserts, deletes) => {
                 if failed.is_none() {
-                    failed = shard.write(upserts, &deletes, dim, &options).err();
+                    failed = shard.write(upserts, &deletes, seal_points).err();
                 }
             }
             Job::Sync(done) => {
@@ -442,12 +437,9 @@ impl std::ops::Deref for ShardRead<'_> {
 }
 
 fn engine<'a>(shard: &'a Option<EdgeShard>, dir: &Path) -> Result<&'a EdgeShard, VectorError> {
-    shard.as_ref().ok_or_else(|| {
-        VectorError::Backend(format!(
-            "engine shard {} is closed (a reopen failed)",
-            dir.display()
-        ))
-    })
+    shard
+        .as_ref()
+        .ok_or_else(|| VectorError::Backend(format!("engine shard {} is closed", dir.display())))
 }
 
 impl EdgeIndex {
@@ -505,7 +497,7 @@ impl EdgeIndex {
             let writes = shard.clone();
             let thread = std::thread::Builder::new()
                 .name(format!("vectors-shard{i}"))
-                .spawn(move || write_jobs(&writes, rx, dim, options))
+                .spawn(move || write_jobs(&writes, rx, options.seal_points))
                 .map_err(err)?;
             index.shards.push(shard);
             index.writers.push(tx);

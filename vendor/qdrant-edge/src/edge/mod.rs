@@ -17,7 +17,7 @@ mod update;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::time::Duration;
 
 pub use builders::{EdgeConfigBuilder, EdgeSparseVectorParamsBuilder, EdgeVectorParamsBuilder};
@@ -45,6 +45,13 @@ pub struct EdgeShard {
     config: SaveOnDisk<EdgeConfig>,
     wal: Mutex<SerdeWal<CollectionUpdateOperations>>,
     segments: LockedSegmentHolder,
+    /// kledger patch (KLEDGER-PATCH.md): the next operation's number, changed only under the
+    /// `wal` lock. Upstream numbers operations by their WAL index; this counter matches it
+    /// while every operation is logged, and goes on when logging is off.
+    next_operation: AtomicU64,
+    /// kledger patch: whether [`EdgeShard::update`] writes operations to the WAL (default
+    /// on; the shard never replays its WAL, so logging protects nothing here).
+    log_operations: AtomicBool,
 }
 
 const WAL_PATH: &str = "wal";
@@ -73,11 +80,14 @@ impl EdgeShard {
         let config = SaveOnDisk::new(&config_path, config)
             .map_err(|e| OperationError::service_error(e.to_string()))?;
 
+        let next_operation = first_operation(&wal, &segments);
         Ok(Self {
             path: path.into(),
             config,
             wal: parking_lot::Mutex::new(wal),
             segments: LockedSegmentHolder::new(segments),
+            next_operation: AtomicU64::new(next_operation),
+            log_operations: AtomicBool::new(true),
         })
     }
 
@@ -123,12 +133,22 @@ impl EdgeShard {
         let config = SaveOnDisk::new(&config_path, config)
             .map_err(|e| OperationError::service_error(e.to_string()))?;
 
+        let next_operation = first_operation(&wal, &segments);
         Ok(Self {
             path: path.into(),
             config,
             wal: parking_lot::Mutex::new(wal),
             segments: LockedSegmentHolder::new(segments),
+            next_operation: AtomicU64::new(next_operation),
+            log_operations: AtomicBool::new(true),
         })
+    }
+
+    /// kledger patch (KLEDGER-PATCH.md): whether later updates are written to the WAL.
+    /// Operation numbers go on either way.
+    pub fn set_wal_logging(&self, on: bool) {
+        self.log_operations
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     pub fn config(&self) -> parking_lot::RwLockReadGuard<'_, EdgeConfig> {
@@ -186,6 +206,19 @@ impl Drop for EdgeShard {
     fn drop(&mut self) {
         self.flush();
     }
+}
+
+/// kledger patch (KLEDGER-PATCH.md): the first operation number of an opened shard, past every
+/// number its WAL and its segments have seen (segments keep the highest number applied to
+/// them, so unlogged operations are not numbered again).
+fn first_operation(
+    wal: &SerdeWal<CollectionUpdateOperations>,
+    segments: &SegmentHolder,
+) -> u64 {
+    segments
+        .iter()
+        .map(|(_, segment)| segment.get().read().version().saturating_add(1))
+        .fold(wal.next_index(), u64::max)
 }
 
 fn has_existing_segments(path: &Path) -> bool {

@@ -1,4 +1,5 @@
 use std::fmt;
+use std::sync::atomic::Ordering;
 
 use crate::common::counter::hardware_counter::HardwareCounterCell;
 use crate::segment::common::operation_error::{OperationError, OperationResult};
@@ -12,11 +13,23 @@ use crate::edge::config::vectors::{EdgeSparseVectorParams, EdgeVectorParams};
 
 impl EdgeShard {
     pub fn update(&self, operation: CollectionUpdateOperations) -> OperationResult<()> {
-        let record = WalRawRecord::new(&operation).map_err(service_error)?;
+        // kledger patch (KLEDGER-PATCH.md): numbered by the shard's counter; written to the
+        // WAL only while logging is on.
+        let record = if self.log_operations.load(Ordering::Relaxed) {
+            Some(WalRawRecord::new(&operation).map_err(service_error)?)
+        } else {
+            None
+        };
 
         let mut wal = self.wal.lock();
 
-        let operation_id = wal.write(&record).map_err(service_error)?;
+        let operation_id = self.next_operation.load(Ordering::Relaxed);
+        if let Some(record) = &record {
+            let index = wal.write(record).map_err(service_error)?;
+            debug_assert!(index <= operation_id);
+        }
+        self.next_operation
+            .store(operation_id + 1, Ordering::Relaxed);
         let hw_counter = HardwareCounterCell::disposable();
         let _update_guard = self.segments.acquire_updates_lock();
 

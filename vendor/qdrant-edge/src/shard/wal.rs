@@ -285,6 +285,11 @@ impl<R: DeserializeOwned + Serialize> SerdeWal<R> {
             .unwrap_or_else(|| self.first_closed_index())
     }
 
+    /// kledger patch (KLEDGER-PATCH.md): the index the next write gets.
+    pub fn next_index(&self) -> u64 {
+        self.wal.first_index() + self.wal.num_entries()
+    }
+
     /// Last index that is still available in logical WAL.
     pub fn last_index(&self) -> u64 {
         self.wal.last_index()
