@@ -67,6 +67,13 @@ fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
 
 fn main() {
     kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
+    // RUST_LOG=info shows the rebuilds' own log lines (where their time went).
+    if std::env::var_os("RUST_LOG").is_some() {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let Setup {
         rt,
         broker,
