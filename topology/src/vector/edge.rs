@@ -20,9 +20,8 @@
 //! optimizes when asked. So every [`SEAL_POINTS`] points written to a shard, the index runs the
 //! engine's optimizers, which turn an appendable segment past the indexing threshold (about
 //! [`SEAL_POINTS`] vectors) into an immutable one and open a fresh appendable segment. This
-//! bounds the appendable segment and gives the log trimming below its moment. Dense vectors get
-//! no HNSW graph (`m = 0`): search stays an exact scan, and sealing costs a copy rather than a
-//! graph build.
+//! bounds the appendable segment. Dense vectors get no HNSW graph (`m = 0`): search stays an
+//! exact scan, and sealing costs a copy rather than a graph build.
 //!
 //! **No WAL.** Upstream's engine writes every operation (whole points, as CBOR) to its
 //! write-ahead log and never truncates it, so the log grows with every write forever; and it
