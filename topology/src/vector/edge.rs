@@ -68,8 +68,11 @@ pub const SEAL_POINTS: usize = 50_000;
 /// Segments the engine's merge optimizer keeps per shard before merging the smallest ones.
 pub const SEGMENTS: usize = 16;
 
-/// Bytes per segment of a shard's write-ahead log (the engine's default).
-pub const WAL_SEGMENT_BYTES: usize = 32 << 20;
+/// Bytes per segment of a shard's write-ahead log: the smallest [`EdgeIndex::open_with`]
+/// allows. Logging is off, so nothing is written to it, but the engine preallocates (fallocates)
+/// its open segment and the next one: at the engine's default of 32 MiB, 128 MiB of disk per
+/// two-shard collection for nothing.
+pub const WAL_SEGMENT_BYTES: usize = 64 << 10;
 
 /// The file naming a sharded collection's shard count.
 const SHARDS_FILE: &str = "SHARDS";
@@ -459,7 +462,7 @@ impl EdgeIndex {
         let options = EdgeOptions {
             shards: options.shards.max(1),
             seal_points: options.seal_points.max(1),
-            wal_segment_bytes: options.wal_segment_bytes.max(1 << 16),
+            wal_segment_bytes: options.wal_segment_bytes.max(WAL_SEGMENT_BYTES),
         };
         let mut index = Self {
             name: name.to_owned(),
