@@ -414,6 +414,7 @@ fn the_engine_log_stays_empty_and_rewrites_apply_across_seals_and_reopens() {
         shards: 2,
         seal_points: 100,
         wal_segment_bytes: 64 << 10,
+        ..Default::default()
     };
     let mut index = open_edge(dir.path(), options);
     let mut most = 0;

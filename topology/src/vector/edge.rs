@@ -31,6 +31,15 @@
 //! numbering operations past every number its segments have seen, and kledger turns logging off
 //! on every open. A shard's log written before that (by an older kledger) is trimmed when the
 //! shard opens: every closed log segment but the newest is deleted.
+//!
+//! **Payload indexes in memory.** Upstream's appendable segment writes each point's values of
+//! every keyword and integer payload index to a store of its own on disk, besides the payload
+//! storage, so that loading can read the index back; that was a third of the shard writers'
+//! CPU. The vendored engine can keep those indexes in memory only and rebuild them from the
+//! payload storage when a segment loads (`set_in_memory_appendable_indexes`, all fields in one
+//! pass), and kledger turns that on. Opening a shard then costs one pass over the payloads of
+//! its appendable segment, which [`SEAL_POINTS`] bounds; sealed segments keep upstream's
+//! on-disk indexes.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -88,6 +97,10 @@ pub struct EdgeOptions {
     pub seal_points: usize,
     /// Bytes per segment of a shard's write-ahead log.
     pub wal_segment_bytes: usize,
+    /// Whether appendable segments keep their keyword and integer payload indexes in memory
+    /// and rebuild them when they load (module comment). The engine's switch is process-wide:
+    /// every open sets it, so all indexes a process holds should agree.
+    pub in_memory_indexes: bool,
 }
 
 impl Default for EdgeOptions {
@@ -96,6 +109,7 @@ impl Default for EdgeOptions {
             shards: SHARDS,
             seal_points: SEAL_POINTS,
             wal_segment_bytes: WAL_SEGMENT_BYTES,
+            in_memory_indexes: true,
         }
     }
 }
@@ -463,7 +477,10 @@ impl EdgeIndex {
             shards: options.shards.max(1),
             seal_points: options.seal_points.max(1),
             wal_segment_bytes: options.wal_segment_bytes.max(WAL_SEGMENT_BYTES),
+            in_memory_indexes: options.in_memory_indexes,
         };
+        // Process-wide in the engine; set before any shard loads (module comment).
+        qdrant_edge::set_in_memory_appendable_indexes(options.in_memory_indexes);
         let mut index = Self {
             name: name.to_owned(),
             shards: Vec::new(),

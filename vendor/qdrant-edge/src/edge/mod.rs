@@ -29,6 +29,8 @@ use fs_err as fs;
 pub use info::ShardInfo;
 use parking_lot::Mutex;
 pub use reexports::*;
+/// kledger patch (`KLEDGER-PATCH.md`, change 4).
+pub use crate::segment::index::field_index::set_in_memory_appendable_indexes;
 use crate::segment::entry::ReadSegmentEntry as _;
 use crate::segment::segment_constructor::{load_segment, normalize_segment_dir};
 use crate::shard::files::{PAYLOAD_INDEX_CONFIG_FILE, SEGMENTS_PATH};

@@ -26,6 +26,27 @@ mod tests;
 mod utils;
 
 pub use facet_index::FacetIndex;
+
+/// kledger patch (`KLEDGER-PATCH.md`, change 4): whether appendable segments keep their
+/// keyword and numeric payload indexes in memory only. See [`set_in_memory_appendable_indexes`].
+static IN_MEMORY_APPENDABLE_INDEXES: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// kledger patch (`KLEDGER-PATCH.md`, change 4). When on, the mutable (appendable-segment)
+/// keyword and numeric payload indexes stop writing each point's values to their own on-disk
+/// store (a gridstore next to the segment's payload storage). They live in memory, and a
+/// segment being loaded rebuilds them from its payload storage, all fields in one pass. Off by
+/// default, as upstream. Either setting reads segments written under the other: an index
+/// opened in memory deletes the files of a persisted one (they would go stale), and a
+/// persisted index whose files are missing is rebuilt from the payload storage by upstream's
+/// own path. Set it before loading segments; it is read whenever such an index is opened.
+pub fn set_in_memory_appendable_indexes(on: bool) {
+    IN_MEMORY_APPENDABLE_INDEXES.store(on, std::sync::atomic::Ordering::Relaxed);
+}
+
+pub(crate) fn in_memory_appendable_indexes() -> bool {
+    IN_MEMORY_APPENDABLE_INDEXES.load(std::sync::atomic::Ordering::Relaxed)
+}
 pub use field_index_base::*;
 
 use crate::segment::utils::maybe_arc::MaybeArc;

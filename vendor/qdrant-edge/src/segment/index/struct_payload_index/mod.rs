@@ -73,14 +73,39 @@ impl StructPayloadIndex {
 
         let mut indices = std::mem::take(&mut self.config.indices);
         let mut is_dirty = false;
+        // kledger patch (`KLEDGER-PATCH.md`, change 4): the fields whose indexes did not load
+        // are rebuilt below in one pass over the payload storage, not one pass per field.
+        let mut to_rebuild = Vec::new();
 
         for (field, payload_schema) in indices.iter_mut() {
             let started = Instant::now();
-            let (field_index, dirty) =
-                self.load_from_db(field, payload_schema, create_if_missing)?;
-            log_load_timing(&self.path, &format!("field `{field}`"), started);
-            field_indexes.insert(field.clone(), field_index);
-            is_dirty |= dirty;
+            match self.load_from_db(field, payload_schema, create_if_missing)? {
+                Some((field_index, dirty)) => {
+                    log_load_timing(&self.path, &format!("field `{field}`"), started);
+                    field_indexes.insert(field.clone(), field_index);
+                    is_dirty |= dirty;
+                }
+                None => to_rebuild.push((field.clone(), payload_schema.schema.clone())),
+            }
+        }
+
+        if !to_rebuild.is_empty() {
+            let started = Instant::now();
+            log::debug!("Rebuilding payload indexes of {} fields...", to_rebuild.len());
+            let built = self.build_fields_indexes(
+                &to_rebuild,
+                &HardwareCounterCell::disposable(), // Internal operation
+            )?;
+            for ((field, _), indexes) in to_rebuild.into_iter().zip(built) {
+                // Persist exact payload index types of newly built indices
+                if let Some(payload_schema) = indices.get_mut(&field) {
+                    payload_schema.types =
+                        indexes.iter().map(|i| i.get_full_index_type()).collect();
+                }
+                field_indexes.insert(field, indexes);
+            }
+            is_dirty = true;
+            log_load_timing(&self.path, "rebuilt fields", started);
         }
 
         // Put updated payload schemas back into the config
@@ -100,13 +125,13 @@ impl StructPayloadIndex {
         // TODO: refactor this and remove the &mut reference.
         payload_schema: &mut PayloadFieldSchemaWithIndexType,
         create_if_missing: bool,
-    ) -> OperationResult<(Vec<FieldIndex>, bool)> {
+    ) -> OperationResult<Option<(Vec<FieldIndex>, bool)>> {
         let id_tracker_borrow = self.id_tracker.borrow();
         let deleted_points = id_tracker_borrow.deleted_point_bitslice();
         let mut rebuild = false;
         let mut is_dirty = false;
 
-        let mut indexes = if payload_schema.types.is_empty() {
+        let indexes = if payload_schema.types.is_empty() {
             let selector = self.selector(&payload_schema.schema);
             let indexes = selector.new_index(
                 field,
@@ -172,21 +197,13 @@ impl StructPayloadIndex {
 
         // TODO(rocksdb): review leftover code in this function
 
-        // If index is not properly loaded or when migrating, rebuild indices
+        // If index is not properly loaded or when migrating, rebuild indices: kledger patch
+        // (change 4), the caller rebuilds them, with every other field to rebuild.
         if rebuild {
-            log::debug!("Rebuilding payload index for field `{field}`...");
-            indexes = self.build_field_indexes(
-                field,
-                &payload_schema.schema,
-                &HardwareCounterCell::disposable(), // Internal operation
-            )?;
-
-            // Persist exact payload index types of newly built indices
-            is_dirty = true;
-            payload_schema.types = indexes.iter().map(|i| i.get_full_index_type()).collect();
+            return Ok(None);
         }
 
-        Ok((indexes, is_dirty))
+        Ok(Some((indexes, is_dirty)))
     }
 
     pub fn open(

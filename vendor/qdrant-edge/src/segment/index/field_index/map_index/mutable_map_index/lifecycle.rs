@@ -34,6 +34,17 @@ where
     /// not exist. If false and files don't exist, the load function will indicate nothing could be
     /// loaded.
     pub fn open_gridstore(path: PathBuf, create_if_missing: bool) -> OperationResult<Option<Self>> {
+        // kledger patch (change 4): in memory only. Nothing is loaded (the segment rebuilds
+        // the index from its payload storage), and files of a persisted past would go stale.
+        if crate::segment::index::field_index::in_memory_appendable_indexes() {
+            if path.exists() {
+                std::fs::remove_dir_all(&path)?;
+            }
+            return Ok(create_if_missing.then(|| Self {
+                inner: MutableMapIndexInner::<N>::empty(),
+                storage: None,
+            }));
+        }
         let store = if create_if_missing {
             let options = default_gridstore_options(N::gridstore_block_size());
             Gridstore::open_or_create(path, options).map_err(|err| {
@@ -72,7 +83,7 @@ where
 
         Ok(Some(Self {
             inner,
-            storage: store,
+            storage: Some(store),
         }))
     }
 
@@ -100,20 +111,26 @@ where
 
         let hw_counter_ref = hw_counter.ref_payload_index_io_write_counter();
 
-        for value in values.clone() {
+        // kledger patch (change 4): the values are copied for the store only if there is one.
+        let stored = self
+            .storage
+            .is_some()
+            .then(|| values.iter().cloned().map(Into::into).collect::<Vec<_>>());
+        for value in values {
             let entry = self.inner.map.entry(value.into());
             self.inner.point_to_values[idx as usize].push(entry.key().clone());
             entry.or_default().insert(idx);
         }
 
-        let values = values.into_iter().map(Into::into).collect::<Vec<_>>();
-        self.storage
-            .put_value(idx, &values, hw_counter_ref)
-            .map_err(|err| {
-                OperationError::service_error(format!(
-                    "failed to put value in mutable map index gridstore: {err}"
-                ))
-            })?;
+        if let (Some(storage), Some(values)) = (&mut self.storage, stored) {
+            storage
+                .put_value(idx, &values, hw_counter_ref)
+                .map_err(|err| {
+                    OperationError::service_error(format!(
+                        "failed to put value in mutable map index gridstore: {err}"
+                    ))
+                })?;
+        }
 
         self.inner.indexed_points += 1;
         Ok(())
@@ -137,28 +154,39 @@ where
             }
         }
 
-        self.storage.delete_value(idx)?;
+        if let Some(storage) = &mut self.storage {
+            storage.delete_value(idx)?;
+        }
 
         Ok(())
     }
 
     #[inline]
     pub(in super::super) fn clear(&mut self) -> OperationResult<()> {
-        self.storage.clear().map_err(|err| {
+        let Some(storage) = &mut self.storage else {
+            return Ok(());
+        };
+        storage.clear().map_err(|err| {
             OperationError::service_error(format!("Failed to clear mutable map index: {err}"))
         })
     }
 
     #[inline]
     pub(in super::super) fn wipe(self) -> OperationResult<()> {
-        self.storage.wipe().map_err(|err| {
+        let Some(storage) = self.storage else {
+            return Ok(());
+        };
+        storage.wipe().map_err(|err| {
             OperationError::service_error(format!("Failed to wipe mutable map index: {err}"))
         })
     }
 
     /// Clear gridstore disk cache. Does not affect the in-memory index.
     pub fn clear_cache(&self) -> OperationResult<()> {
-        self.storage.clear_cache().map_err(|err| {
+        let Some(storage) = &self.storage else {
+            return Ok(());
+        };
+        storage.clear_cache().map_err(|err| {
             OperationError::service_error(format!(
                 "Failed to clear mutable map index gridstore cache: {err}"
             ))
@@ -167,12 +195,18 @@ where
 
     #[inline]
     pub(in super::super) fn files(&self) -> Vec<PathBuf> {
-        self.storage.files()
+        self.storage
+            .as_ref()
+            .map(|storage| storage.files())
+            .unwrap_or_default()
     }
 
     #[inline]
     pub(in super::super) fn flusher(&self) -> Flusher {
-        let storage_flusher = self.storage.flusher();
+        let Some(storage) = &self.storage else {
+            return Box::new(|| Ok(()));
+        };
+        let storage_flusher = storage.flusher();
         Box::new(move || storage_flusher().map_err(OperationError::from))
     }
 }

@@ -13,5 +13,7 @@ where
     Vec<<N as MapIndexKey>::Owned>: Blob + Send + Sync,
 {
     pub(super) inner: MutableMapIndexInner<N>,
-    pub(super) storage: Gridstore<Vec<<N as MapIndexKey>::Owned>>,
+    /// `None` when the index lives in memory only (kledger patch, change 4:
+    /// [`crate::segment::index::field_index::set_in_memory_appendable_indexes`]).
+    pub(super) storage: Option<Gridstore<Vec<<N as MapIndexKey>::Owned>>>,
 }

@@ -152,6 +152,17 @@ where
     /// not exist. If false and files don't exist, this will return `None` to indicate nothing
     /// could be loaded.
     pub fn open_gridstore(path: PathBuf, create_if_missing: bool) -> OperationResult<Option<Self>> {
+        // kledger patch (change 4): in memory only. Nothing is loaded (the segment rebuilds
+        // the index from its payload storage), and files of a persisted past would go stale.
+        if crate::segment::index::field_index::in_memory_appendable_indexes() {
+            if path.exists() {
+                std::fs::remove_dir_all(&path)?;
+            }
+            return Ok(create_if_missing.then(|| Self {
+                storage: None,
+                in_memory_index: InMemoryNumericIndex::default(),
+            }));
+        }
         let store = if create_if_missing {
             let options = default_gridstore_options::<T>();
             Gridstore::open_or_create(path, options).map_err(|err| {
@@ -186,7 +197,7 @@ where
             .unwrap();
 
         Ok(Some(Self {
-            storage: store,
+            storage: Some(store),
             in_memory_index,
         }))
     }
@@ -197,14 +208,20 @@ where
 
     #[inline]
     pub(in super::super) fn clear(&mut self) -> OperationResult<()> {
-        self.storage.clear().map_err(|err| {
+        let Some(storage) = &mut self.storage else {
+            return Ok(());
+        };
+        storage.clear().map_err(|err| {
             OperationError::service_error(format!("Failed to clear mutable numeric index: {err}",))
         })
     }
 
     #[inline]
     pub(in super::super) fn wipe(self) -> OperationResult<()> {
-        self.storage.wipe().map_err(|err| {
+        let Some(storage) = self.storage else {
+            return Ok(());
+        };
+        storage.wipe().map_err(|err| {
             OperationError::service_error(format!("Failed to wipe mutable numeric index: {err}",))
         })
     }
@@ -214,7 +231,10 @@ where
     /// Only clears cache of Gridstore storage if used. Does not clear in-memory representation of
     /// index.
     pub fn clear_cache(&self) -> OperationResult<()> {
-        self.storage.clear_cache().map_err(|err| {
+        let Some(storage) = &self.storage else {
+            return Ok(());
+        };
+        storage.clear_cache().map_err(|err| {
             OperationError::service_error(format!(
                 "Failed to clear mutable numeric index gridstore cache: {err}"
             ))
@@ -223,12 +243,18 @@ where
 
     #[inline]
     pub(in super::super) fn files(&self) -> Vec<PathBuf> {
-        self.storage.files()
+        self.storage
+            .as_ref()
+            .map(|storage| storage.files())
+            .unwrap_or_default()
     }
 
     #[inline]
     pub(in super::super) fn flusher(&self) -> Flusher {
-        let storage_flusher = self.storage.flusher();
+        let Some(storage) = &self.storage else {
+            return Box::new(|| Ok(()));
+        };
+        let storage_flusher = storage.flusher();
         Box::new(move || storage_flusher().map_err(OperationError::from))
     }
 
@@ -239,12 +265,16 @@ where
         hw_counter: &HardwareCounterCell,
     ) -> OperationResult<()> {
         // Update persisted storage
+        let Some(storage) = &mut self.storage else {
+            self.in_memory_index.add_many_to_list(idx, values);
+            return Ok(());
+        };
         if values.is_empty() {
             // We cannot store empty value, then delete instead
-            self.storage.delete_value(idx)?;
+            storage.delete_value(idx)?;
         } else {
             let hw_counter_ref = hw_counter.ref_payload_index_io_write_counter();
-            self.storage
+            storage
                 .put_value(idx, &values, hw_counter_ref)
                 .map_err(|err| {
                     OperationError::service_error(format!(
@@ -259,7 +289,9 @@ where
 
     pub fn remove_point(&mut self, idx: PointOffsetType) -> OperationResult<()> {
         // Update persisted storage
-        self.storage.delete_value(idx)?;
+        if let Some(storage) = &mut self.storage {
+            storage.delete_value(idx)?;
+        }
 
         self.in_memory_index.remove_point(idx);
         Ok(())

@@ -29,8 +29,9 @@ pub struct MutableNumericIndex<T: Encodable + Numericable>
 where
     Vec<T>: Blob,
 {
-    // Backing storage, source of state, persists deletions
-    pub(super) storage: Gridstore<Vec<T>>,
+    // Backing storage, source of state, persists deletions. `None` when the index lives in
+    // memory only (kledger patch, change 4: `set_in_memory_appendable_indexes`).
+    pub(super) storage: Option<Gridstore<Vec<T>>>,
     pub(super) in_memory_index: InMemoryNumericIndex<T>,
 }
 

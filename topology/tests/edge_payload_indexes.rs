@@ -1,0 +1,188 @@
+//! The embedded engine's payload indexes of appendable segments (vendored engine change 4,
+//! `vendor/qdrant-edge/KLEDGER-PATCH.md`): kept in memory and rebuilt from the payloads when a
+//! shard loads, and a collection written by an engine that kept them on disk (upstream, or an
+//! older kledger) opens right, and back. The engine's switch is process-wide, so this test has a
+//! binary of its own.
+
+use kledger_processors::embed::HashEmbedder;
+use kledger_topology::vector::edge::{EdgeIndex, EdgeOptions};
+use kledger_topology::vector::{Point, VectorIndex};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+const NAME: &str = "cm_text_16_v1";
+
+/// A point's indexed fields, as the test models them.
+#[derive(Debug, Clone, PartialEq)]
+struct Fields {
+    owner_id: String,
+    kind: &'static str,
+    indexed: bool,
+    commit_seq: i64,
+}
+
+fn fields(i: usize, round: i64) -> Fields {
+    Fields {
+        owner_id: format!("u_{}", i % 4),
+        kind: ["fact", "preference", "event"][i % 3],
+        indexed: i % 5 != 0,
+        commit_seq: i as i64 * 10 + round,
+    }
+}
+
+fn id(i: usize) -> Uuid {
+    Uuid::from_u128(0x0190_0000_0000_7000_8000_0000_0000_0000 + i as u128 * 7919)
+}
+
+fn point(i: usize, f: &Fields) -> Point {
+    let e = HashEmbedder { dim: 16 }.embed(&format!("note {i} {}", f.kind));
+    let mut payload = serde_json::Map::new();
+    payload.insert("owner_id".into(), f.owner_id.clone().into());
+    payload.insert("kind".into(), f.kind.into());
+    payload.insert("indexed".into(), f.indexed.into());
+    payload.insert("commit_seq".into(), f.commit_seq.into());
+    Point {
+        id: id(i),
+        dense: e.dense,
+        sparse: e.sparse,
+        payload,
+    }
+}
+
+/// Filters over a keyword, a keyword set, a bool and an integer (match and range) index, each
+/// with the test's own evaluation.
+#[allow(clippy::type_complexity)]
+fn filters() -> Vec<(Value, Box<dyn Fn(&Fields) -> bool>)> {
+    vec![
+        (
+            json!({"must": [{"key": "owner_id", "match": {"value": "u_1"}}]}),
+            Box::new(|f| f.owner_id == "u_1"),
+        ),
+        (
+            json!({"must": [{"key": "kind", "match": {"any": ["fact", "event"]}}]}),
+            Box::new(|f| f.kind != "preference"),
+        ),
+        (
+            json!({"must": [{"key": "indexed", "match": {"value": true}}]}),
+            Box::new(|f| f.indexed),
+        ),
+        (
+            json!({"must": [{"key": "commit_seq", "range": {"gte": 500, "lt": 2500}}]}),
+            Box::new(|f| (500..2500).contains(&f.commit_seq)),
+        ),
+        (
+            json!({
+                "must": [{"key": "commit_seq", "match": {"value": 1201}}],
+            }),
+            Box::new(|f| f.commit_seq == 1201),
+        ),
+        (
+            json!({
+                "must": [{"key": "owner_id", "match": {"value": "u_2"}}],
+                "must_not": [{"key": "kind", "match": {"value": "fact"}}],
+            }),
+            Box::new(|f| f.owner_id == "u_2" && f.kind != "fact"),
+        ),
+    ]
+}
+
+/// Every filter's count on `index` equals the count over `live`, and some filters match.
+fn assert_counts(index: &EdgeIndex, live: &[Option<Fields>], when: &str) {
+    let mut matched = 0;
+    for (filter, admits) in filters() {
+        let want = live.iter().flatten().filter(|f| admits(f)).count();
+        assert_eq!(index.count(&filter).unwrap(), want, "{when}: {filter}");
+        matched += usize::from(want > 0);
+    }
+    assert!(matched >= 5, "{when}: the filters match too little");
+}
+
+/// The keyword and integer index directories (`<field>-map`, `<field>-numeric`) under `root`.
+fn index_dirs(root: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                let name = path.file_name().unwrap().to_string_lossy().into_owned();
+                if name.ends_with("-map") || name.ends_with("-numeric") {
+                    found.push(name);
+                }
+                stack.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[test]
+fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = |in_memory_indexes: bool| {
+        EdgeIndex::open_with(
+            dir.path(),
+            NAME,
+            16,
+            EdgeOptions {
+                shards: 2,
+                in_memory_indexes,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
+    let write = |index: &EdgeIndex, live: &mut Vec<Option<Fields>>, round: i64| {
+        // Rewrites every third point with new values and deletes every seventh.
+        let mut upserts = Vec::new();
+        let mut deletes = Vec::new();
+        for i in 0..live.len() {
+            if i % 7 == 3 {
+                deletes.push(id(i));
+                live[i] = None;
+            } else if i % 3 == usize::try_from(round).unwrap() % 3 {
+                let f = fields(i + 1, round);
+                upserts.push(point(i, &f));
+                live[i] = Some(f);
+            }
+        }
+        index.write_batch(upserts, &deletes).unwrap();
+    };
+
+    // Upstream's layout: every appendable index has its store on disk.
+    let index = open(false);
+    let all: Vec<Point> = (0..400).map(|i| point(i, &fields(i, 0))).collect();
+    index.write_batch(all, &[]).unwrap();
+    write(&index, &mut live, 1);
+    assert_counts(&index, &live, "on disk");
+    let persisted = index_dirs(dir.path());
+    assert!(
+        persisted.iter().any(|d| d.ends_with("-numeric")) && persisted.len() >= 4,
+        "{persisted:?}"
+    );
+    drop(index);
+
+    // In memory: the stale stores are gone, the indexes are rebuilt from the payloads, and they
+    // stay right through rewrites, deletes and reopens.
+    let index = open(true);
+    assert_eq!(index_dirs(dir.path()), Vec::<String>::new());
+    assert_counts(&index, &live, "in memory, after the switch");
+    write(&index, &mut live, 2);
+    assert_counts(&index, &live, "in memory, written");
+    drop(index);
+    let index = open(true);
+    assert_counts(&index, &live, "in memory, reopened");
+    write(&index, &mut live, 3);
+    assert_counts(&index, &live, "in memory, reopened and written");
+    assert_eq!(index_dirs(dir.path()), Vec::<String>::new());
+    let scanned = index.scan().unwrap();
+    drop(index);
+
+    // Back on disk: the missing stores are rebuilt by upstream's path.
+    let index = open(false);
+    assert_counts(&index, &live, "on disk again");
+    assert_eq!(index.scan().unwrap(), scanned);
+    assert!(!index_dirs(dir.path()).is_empty());
+}
