@@ -41,6 +41,15 @@ fn point(i: usize, f: &Fields) -> Point {
     payload.insert("kind".into(), f.kind.into());
     payload.insert("indexed".into(), f.indexed.into());
     payload.insert("commit_seq".into(), f.commit_seq.into());
+    // Strings the engine's payload writer must escape (change 5), and some it must not.
+    payload.insert(
+        "note".into(),
+        format!("line {i}\n\"quoted\" \\ tab\t \u{1} é ☃ \u{7f}").into(),
+    );
+    payload.insert(
+        "tags".into(),
+        json!(["a\"b", "", "plain", {"k": [1.5, null, true]}]),
+    );
     Point {
         id: id(i),
         dense: e.dense,
@@ -157,6 +166,13 @@ fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
     index.write_batch(all, &[]).unwrap();
     write(&index, &mut live, 1);
     assert_counts(&index, &live, "on disk");
+    // Payloads come back as written, escapes and all.
+    let scanned: std::collections::BTreeMap<Uuid, _> = index.scan().unwrap().into_iter().collect();
+    for (i, f) in live.iter().enumerate() {
+        if let Some(f) = f {
+            assert_eq!(scanned[&id(i)], point(i, f).payload, "point {i}");
+        }
+    }
     let persisted = index_dirs(dir.path());
     assert!(
         persisted.iter().any(|d| d.ends_with("-numeric")) && persisted.len() >= 4,

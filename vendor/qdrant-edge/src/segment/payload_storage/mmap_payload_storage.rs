@@ -18,11 +18,95 @@ const STORAGE_PATH: &str = "payload_storage";
 
 impl Blob for Payload {
     fn to_bytes(&self) -> Vec<u8> {
-        serde_json::to_vec(self).unwrap()
+        // kledger patch (`KLEDGER-PATCH.md`, change 5): the same bytes as
+        // `serde_json::to_vec(self)`, with strings that need no escaping copied whole.
+        let mut out = Vec::with_capacity(512);
+        write_object(&mut out, &self.0);
+        out
     }
 
     fn from_bytes(data: &[u8]) -> Self {
         serde_json::from_slice(data).unwrap()
+    }
+}
+
+/// kledger patch (change 5): compact JSON, byte for byte what `serde_json::to_vec` writes
+/// (`compact_json_is_serde_jsons` tests that). serde_json checks every byte of every string
+/// against its escape table and writes runs between escapes; payloads are mostly short strings
+/// with nothing to escape, which this copies whole after one branch-free scan.
+fn write_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Null => out.extend_from_slice(b"null"),
+        Value::Bool(true) => out.extend_from_slice(b"true"),
+        Value::Bool(false) => out.extend_from_slice(b"false"),
+        Value::Number(n) => serde_json::to_writer(&mut *out, n).unwrap(),
+        Value::String(s) => write_str(out, s),
+        Value::Array(items) => {
+            out.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                write_value(out, item);
+            }
+            out.push(b']');
+        }
+        Value::Object(map) => write_object(out, map),
+    }
+}
+
+fn write_object(out: &mut Vec<u8>, map: &serde_json::Map<String, Value>) {
+    out.push(b'{');
+    for (i, (key, value)) in map.iter().enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        write_str(out, key);
+        out.push(b':');
+        write_value(out, value);
+    }
+    out.push(b'}');
+}
+
+fn write_str(out: &mut Vec<u8>, s: &str) {
+    // serde_json escapes control characters, '"' and '\\' and writes every other byte as is.
+    let needs_escape = s
+        .as_bytes()
+        .iter()
+        .fold(false, |any, &b| any | (b < 0x20) | (b == b'"') | (b == b'\\'));
+    if needs_escape {
+        serde_json::to_writer(&mut *out, s).unwrap();
+    } else {
+        out.reserve(s.len() + 2);
+        out.push(b'"');
+        out.extend_from_slice(s.as_bytes());
+        out.push(b'"');
+    }
+}
+
+#[cfg(test)]
+mod compact_json_tests {
+    use super::*;
+
+    #[test]
+    fn compact_json_is_serde_jsons() {
+        let payloads = [
+            serde_json::json!({}),
+            serde_json::json!({
+                "a": "plain", "b": "quote \" and \\ backslash", "c": "tab\tnew\nline\u{1}\u{1f}",
+                "d": "unicode é ☃ \u{7f} \u{2028}", "e": [1, -2, 3.5, 1e300, -0.0, 12345678901234567890u64],
+                "f": {"nested": [null, true, false, [], {}], "": ""},
+                "g": 0.1, "h": f64::MIN_POSITIVE, "i": i64::MIN, "quote\"key": 7,
+            }),
+        ];
+        for p in payloads {
+            let serde_json::Value::Object(map) = p else {
+                unreachable!()
+            };
+            let payload = Payload(map);
+            assert_eq!(payload.to_bytes(), serde_json::to_vec(&payload).unwrap());
+            assert_eq!(Payload::from_bytes(&payload.to_bytes()), payload);
+        }
     }
 }
 
