@@ -25,7 +25,7 @@ fn fields(i: usize, round: i64) -> Fields {
     Fields {
         owner_id: format!("u_{}", i % 4),
         kind: ["fact", "preference", "event"][i % 3],
-        indexed: i % 5 != 0,
+        indexed: !i.is_multiple_of(5),
         commit_seq: i as i64 * 10 + round,
     }
 }
@@ -143,18 +143,18 @@ fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
         .unwrap()
     };
     let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
-    let write = |index: &EdgeIndex, live: &mut Vec<Option<Fields>>, round: i64| {
+    let write = |index: &EdgeIndex, live: &mut [Option<Fields>], round: i64| {
         // Rewrites every third point with new values and deletes every seventh.
         let mut upserts = Vec::new();
         let mut deletes = Vec::new();
-        for i in 0..live.len() {
+        for (i, slot) in live.iter_mut().enumerate() {
             if i % 7 == 3 {
                 deletes.push(id(i));
-                live[i] = None;
+                *slot = None;
             } else if i % 3 == usize::try_from(round).unwrap() % 3 {
                 let f = fields(i + 1, round);
                 upserts.push(point(i, &f));
-                live[i] = Some(f);
+                *slot = Some(f);
             }
         }
         index.write_batch(upserts, &deletes).unwrap();
