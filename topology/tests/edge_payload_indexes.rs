@@ -2,7 +2,8 @@
 //! `vendor/qdrant-edge/KLEDGER-PATCH.md`): kept in memory and rebuilt from the payloads when a
 //! shard loads, and a collection written by an engine that kept them on disk (upstream, or an
 //! older kledger) opens right, and back. The engine's switch is process-wide, so this test has a
-//! binary of its own.
+//! binary of its own. Also the checks of the engine's patched internals that need private
+//! access (the flag buffer, the payload JSON writer).
 
 use kledger_processors::embed::HashEmbedder;
 use kledger_topology::vector::edge::{EdgeIndex, EdgeOptions};
@@ -201,4 +202,11 @@ fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
     assert_counts(&index, &live, "on disk again");
     assert_eq!(index.scan().unwrap(), scanned);
     assert!(!index_dirs(dir.path()).is_empty());
+}
+
+#[test]
+fn the_patched_engine_internals_pass_their_checks() {
+    // The pending flag buffer against a map model through flush cycles, and the payload JSON
+    // writer against serde_json (vendor/qdrant-edge/KLEDGER-PATCH.md, changes 3 and 5).
+    qdrant_edge::kledger_patch_self_checks();
 }

@@ -603,15 +603,15 @@ mod tests_mod {
 }
 
 /// kledger patch: [`PendingFlags`] against a map model, through sets, snapshots and partial
-/// reconciles (a set between a snapshot and its reconcile must stay pending).
-#[cfg(test)]
-mod pending_flags_tests {
+/// reconciles (a set between a snapshot and its reconcile must stay pending). Not a `#[test]`:
+/// this crate's own test build does not compile as published, so kledger's tests run it through
+/// [`crate::kledger_patch_self_checks`].
+pub(crate) mod pending_flags_check {
     use std::collections::BTreeMap;
 
     use super::PendingFlags;
 
-    #[test]
-    fn pending_flags_match_a_map_through_flush_cycles() {
+    pub(crate) fn pending_flags_match_a_map_through_flush_cycles() {
         let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
         let mut next = move |bound: u32| {
             state ^= state << 13;

@@ -8,7 +8,7 @@
 //! - `read_only_roaring_flags`: read-only counterpart of `roaring_flags`, bound to `UniversalRead`.
 
 pub mod bitvec_flags;
-mod buffered_dynamic_flags;
+pub(crate) mod buffered_dynamic_flags; // kledger patch: pub(crate) for `kledger_patch_self_checks`
 pub mod dynamic_stored_flags;
 pub mod read_only_roaring_flags;
 pub mod roaring_flags;
