@@ -13,6 +13,7 @@ pub mod geo_hash;
 pub mod geo_index;
 mod histogram;
 mod immutable_point_to_values;
+pub(crate) mod index_store;
 pub mod index_selector;
 pub mod map_index;
 mod memory_reporter;

@@ -97,14 +97,17 @@ impl StructPayloadIndex {
                 &HardwareCounterCell::disposable(), // Internal operation
             )?;
             for ((field, _), indexes) in to_rebuild.into_iter().zip(built) {
-                // Persist exact payload index types of newly built indices
-                if let Some(payload_schema) = indices.get_mut(&field) {
-                    payload_schema.types =
-                        indexes.iter().map(|i| i.get_full_index_type()).collect();
+                // Persist exact payload index types of newly built indices (only when they
+                // changed: in-memory indexes are rebuilt at every load with the same types).
+                let types: Vec<_> = indexes.iter().map(|i| i.get_full_index_type()).collect();
+                if let Some(payload_schema) = indices.get_mut(&field)
+                    && payload_schema.types != types
+                {
+                    payload_schema.types = types;
+                    is_dirty = true;
                 }
                 field_indexes.insert(field, indexes);
             }
-            is_dirty = true;
             log_load_timing(&self.path, "rebuilt fields", started);
         }
 

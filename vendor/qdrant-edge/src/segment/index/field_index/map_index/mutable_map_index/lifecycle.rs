@@ -7,6 +7,8 @@ use crate::gridstore::config::StorageOptions;
 use crate::gridstore::error::GridstoreError;
 use crate::gridstore::{Blob, Gridstore};
 
+use crate::segment::index::field_index::index_store::{IndexStore, in_memory_only};
+
 use super::super::MapIndexKey;
 use super::MutableMapIndex;
 use super::inner::MutableMapIndexInner;
@@ -35,14 +37,11 @@ where
     /// loaded.
     pub fn open_gridstore(path: PathBuf, create_if_missing: bool) -> OperationResult<Option<Self>> {
         // kledger patch (change 4): in memory only. Nothing is loaded (the segment rebuilds
-        // the index from its payload storage), and files of a persisted past would go stale.
-        if crate::segment::index::field_index::in_memory_appendable_indexes() {
-            if path.exists() {
-                std::fs::remove_dir_all(&path)?;
-            }
+        // the index from its payload storage).
+        if in_memory_only(&path)? {
             return Ok(create_if_missing.then(|| Self {
                 inner: MutableMapIndexInner::<N>::empty(),
-                storage: None,
+                storage: IndexStore::none(),
             }));
         }
         let store = if create_if_missing {
@@ -83,7 +82,7 @@ where
 
         Ok(Some(Self {
             inner,
-            storage: Some(store),
+            storage: store.into(),
         }))
     }
 
@@ -114,7 +113,7 @@ where
         // kledger patch (change 4): the values are copied for the store only if there is one.
         let stored = self
             .storage
-            .is_some()
+            .is_persisted()
             .then(|| values.iter().cloned().map(Into::into).collect::<Vec<_>>());
         for value in values {
             let entry = self.inner.map.entry(value.into());
@@ -122,15 +121,14 @@ where
             entry.or_default().insert(idx);
         }
 
-        if let (Some(storage), Some(values)) = (&mut self.storage, stored) {
-            storage
-                .put_value(idx, &values, hw_counter_ref)
-                .map_err(|err| {
-                    OperationError::service_error(format!(
-                        "failed to put value in mutable map index gridstore: {err}"
-                    ))
-                })?;
-        }
+        let values = stored.unwrap_or_default();
+        self.storage
+            .put_value(idx, &values, hw_counter_ref)
+            .map_err(|err| {
+                OperationError::service_error(format!(
+                    "failed to put value in mutable map index gridstore: {err}"
+                ))
+            })?;
 
         self.inner.indexed_points += 1;
         Ok(())
@@ -154,39 +152,28 @@ where
             }
         }
 
-        if let Some(storage) = &mut self.storage {
-            storage.delete_value(idx)?;
-        }
+        self.storage.delete_value(idx)?;
 
         Ok(())
     }
 
     #[inline]
     pub(in super::super) fn clear(&mut self) -> OperationResult<()> {
-        let Some(storage) = &mut self.storage else {
-            return Ok(());
-        };
-        storage.clear().map_err(|err| {
+        self.storage.clear().map_err(|err| {
             OperationError::service_error(format!("Failed to clear mutable map index: {err}"))
         })
     }
 
     #[inline]
     pub(in super::super) fn wipe(self) -> OperationResult<()> {
-        let Some(storage) = self.storage else {
-            return Ok(());
-        };
-        storage.wipe().map_err(|err| {
+        self.storage.wipe().map_err(|err| {
             OperationError::service_error(format!("Failed to wipe mutable map index: {err}"))
         })
     }
 
     /// Clear gridstore disk cache. Does not affect the in-memory index.
     pub fn clear_cache(&self) -> OperationResult<()> {
-        let Some(storage) = &self.storage else {
-            return Ok(());
-        };
-        storage.clear_cache().map_err(|err| {
+        self.storage.clear_cache().map_err(|err| {
             OperationError::service_error(format!(
                 "Failed to clear mutable map index gridstore cache: {err}"
             ))
@@ -195,18 +182,11 @@ where
 
     #[inline]
     pub(in super::super) fn files(&self) -> Vec<PathBuf> {
-        self.storage
-            .as_ref()
-            .map(|storage| storage.files())
-            .unwrap_or_default()
+        self.storage.files()
     }
 
     #[inline]
     pub(in super::super) fn flusher(&self) -> Flusher {
-        let Some(storage) = &self.storage else {
-            return Box::new(|| Ok(()));
-        };
-        let storage_flusher = storage.flusher();
-        Box::new(move || storage_flusher().map_err(OperationError::from))
+        self.storage.flusher()
     }
 }

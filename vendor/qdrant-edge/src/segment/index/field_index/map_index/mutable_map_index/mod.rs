@@ -1,4 +1,5 @@
-use crate::gridstore::{Blob, Gridstore};
+use crate::gridstore::Blob;
+use crate::segment::index::field_index::index_store::IndexStore;
 
 use self::inner::MutableMapIndexInner;
 use super::MapIndexKey;
@@ -13,7 +14,6 @@ where
     Vec<<N as MapIndexKey>::Owned>: Blob + Send + Sync,
 {
     pub(super) inner: MutableMapIndexInner<N>,
-    /// `None` when the index lives in memory only (kledger patch, change 4:
-    /// [`crate::segment::index::field_index::set_in_memory_appendable_indexes`]).
-    pub(super) storage: Option<Gridstore<Vec<<N as MapIndexKey>::Owned>>>,
+    /// No store when the index lives in memory only (kledger patch, change 4).
+    pub(super) storage: IndexStore<Vec<<N as MapIndexKey>::Owned>>,
 }

@@ -7,6 +7,8 @@ use crate::common::types::PointOffsetType;
 use crate::gridstore::error::GridstoreError;
 use crate::gridstore::{Blob, Gridstore};
 
+use crate::segment::index::field_index::index_store::{IndexStore, in_memory_only};
+
 use super::super::Encodable;
 use super::super::lifecycle::{HISTOGRAM_MAX_BUCKET_SIZE, HISTOGRAM_PRECISION};
 use super::super::mmap_numeric_index::UniversalNumericIndex;
@@ -153,13 +155,10 @@ where
     /// could be loaded.
     pub fn open_gridstore(path: PathBuf, create_if_missing: bool) -> OperationResult<Option<Self>> {
         // kledger patch (change 4): in memory only. Nothing is loaded (the segment rebuilds
-        // the index from its payload storage), and files of a persisted past would go stale.
-        if crate::segment::index::field_index::in_memory_appendable_indexes() {
-            if path.exists() {
-                std::fs::remove_dir_all(&path)?;
-            }
+        // the index from its payload storage).
+        if in_memory_only(&path)? {
             return Ok(create_if_missing.then(|| Self {
-                storage: None,
+                storage: IndexStore::none(),
                 in_memory_index: InMemoryNumericIndex::default(),
             }));
         }
@@ -197,7 +196,7 @@ where
             .unwrap();
 
         Ok(Some(Self {
-            storage: Some(store),
+            storage: store.into(),
             in_memory_index,
         }))
     }
@@ -208,20 +207,14 @@ where
 
     #[inline]
     pub(in super::super) fn clear(&mut self) -> OperationResult<()> {
-        let Some(storage) = &mut self.storage else {
-            return Ok(());
-        };
-        storage.clear().map_err(|err| {
+        self.storage.clear().map_err(|err| {
             OperationError::service_error(format!("Failed to clear mutable numeric index: {err}",))
         })
     }
 
     #[inline]
     pub(in super::super) fn wipe(self) -> OperationResult<()> {
-        let Some(storage) = self.storage else {
-            return Ok(());
-        };
-        storage.wipe().map_err(|err| {
+        self.storage.wipe().map_err(|err| {
             OperationError::service_error(format!("Failed to wipe mutable numeric index: {err}",))
         })
     }
@@ -231,10 +224,7 @@ where
     /// Only clears cache of Gridstore storage if used. Does not clear in-memory representation of
     /// index.
     pub fn clear_cache(&self) -> OperationResult<()> {
-        let Some(storage) = &self.storage else {
-            return Ok(());
-        };
-        storage.clear_cache().map_err(|err| {
+        self.storage.clear_cache().map_err(|err| {
             OperationError::service_error(format!(
                 "Failed to clear mutable numeric index gridstore cache: {err}"
             ))
@@ -243,19 +233,12 @@ where
 
     #[inline]
     pub(in super::super) fn files(&self) -> Vec<PathBuf> {
-        self.storage
-            .as_ref()
-            .map(|storage| storage.files())
-            .unwrap_or_default()
+        self.storage.files()
     }
 
     #[inline]
     pub(in super::super) fn flusher(&self) -> Flusher {
-        let Some(storage) = &self.storage else {
-            return Box::new(|| Ok(()));
-        };
-        let storage_flusher = storage.flusher();
-        Box::new(move || storage_flusher().map_err(OperationError::from))
+        self.storage.flusher()
     }
 
     pub fn add_many_to_list(
@@ -265,16 +248,12 @@ where
         hw_counter: &HardwareCounterCell,
     ) -> OperationResult<()> {
         // Update persisted storage
-        let Some(storage) = &mut self.storage else {
-            self.in_memory_index.add_many_to_list(idx, values);
-            return Ok(());
-        };
         if values.is_empty() {
             // We cannot store empty value, then delete instead
-            storage.delete_value(idx)?;
+            self.storage.delete_value(idx)?;
         } else {
             let hw_counter_ref = hw_counter.ref_payload_index_io_write_counter();
-            storage
+            self.storage
                 .put_value(idx, &values, hw_counter_ref)
                 .map_err(|err| {
                     OperationError::service_error(format!(
@@ -289,9 +268,7 @@ where
 
     pub fn remove_point(&mut self, idx: PointOffsetType) -> OperationResult<()> {
         // Update persisted storage
-        if let Some(storage) = &mut self.storage {
-            storage.delete_value(idx)?;
-        }
+        self.storage.delete_value(idx)?;
 
         self.in_memory_index.remove_point(idx);
         Ok(())

@@ -2,6 +2,7 @@ use std::collections::BTreeSet;
 
 use crate::gridstore::config::StorageOptions;
 use crate::gridstore::{Blob, Gridstore};
+use crate::segment::index::field_index::index_store::IndexStore;
 
 use super::Encodable;
 use crate::segment::index::field_index::histogram::Histogram;
@@ -29,9 +30,9 @@ pub struct MutableNumericIndex<T: Encodable + Numericable>
 where
     Vec<T>: Blob,
 {
-    // Backing storage, source of state, persists deletions. `None` when the index lives in
-    // memory only (kledger patch, change 4: `set_in_memory_appendable_indexes`).
-    pub(super) storage: Option<Gridstore<Vec<T>>>,
+    // Backing storage, source of state, persists deletions. No store when the index lives in
+    // memory only (kledger patch, change 4).
+    pub(super) storage: IndexStore<Vec<T>>,
     pub(super) in_memory_index: InMemoryNumericIndex<T>,
 }
 
