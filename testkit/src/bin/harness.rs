@@ -2,8 +2,19 @@
 //! runs the reliability harness and prints its summary table; exits 1 when a check fails. The
 //! `kledger` binary defaults to the one next to this program (`cargo build -p
 //! kledger-topology --bin kledger` first); `--seed` replaces the profile's seed.
+//!
+//! With `RUST_LOG` set (e.g. `RUST_LOG=kledger_topology=debug`), the checks that run kledger
+//! in this process (`faults`, `access`) log to stderr; the others' `kledger` processes log as
+//! configured.
 
 fn main() -> anyhow::Result<()> {
+    if let Ok(filter) = std::env::var("RUST_LOG") {
+        tracing_subscriber::fmt()
+            .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+            .with_ansi(false)
+            .with_writer(std::io::stderr)
+            .init();
+    }
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut profile = match args.first().map(String::as_str) {
         Some("long") => kledger_testkit::harness::LONG,

@@ -5,7 +5,13 @@
 //!
 //! What the mock cannot show: it does not make transactions atomic for readers or fence
 //! producers, so "no partial batch is ever exposed" is checked here only as the oracle's
-//! outcome (every commit once, gapless, chained); Kafka's atomicity is not exercised.
+//! outcome (every commit once, gapless, chained); Kafka's atomicity is not exercised. Nor does
+//! it check the sequences of idempotent, non-transactional producers, so producers here keep
+//! one request in flight ([`mock_config`]).
+//!
+//! A run that stalls prints where each intents partition stands (its end, the group's offset,
+//! intents without a receipt, published intents missing from the topic); with `RUST_LOG` set,
+//! the `harness` binary also prints the processor's logs.
 
 use std::time::Duration;
 
@@ -85,6 +91,16 @@ fn mock_config(
     c.kafka.create_topics = false;
     c.views.enabled = false;
     c.vectors.enabled = false;
+    // The mock checks producer sequences only for transactional producers. An idempotent
+    // producer with two requests in flight whose first fails (an injected produce error) and
+    // whose second is appended takes the second's ack as proof that the first was persisted
+    // (librdkafka's implicit ack; a real broker rejects the second as out of order), and the
+    // first request's records are lost while reported delivered. One request in flight per
+    // connection keeps the injected errors without that artefact (the harness's publisher lost
+    // intents this way, 1 run in 5 on a loaded machine).
+    c.kafka
+        .producer_properties
+        .insert("max.in.flight.requests.per.connection".into(), "1".into());
     let t = c.topics();
     for name in [&t.intents, &t.outbox, &t.receipts, &t.views, &t.deadletter] {
         mock.create_topic(name, PARTITIONS, 3)?;
@@ -127,6 +143,10 @@ fn run(
         let done = &records[..published];
         if let Err(why) = answered(&c, done, Duration::from_secs(180), || !running.finished()) {
             eprintln!("faults ({mode:?}): phase {i}: {why}");
+            eprintln!(
+                "faults ({mode:?}): {}",
+                stall_report(&c, &group, &records[..published])
+            );
             progressed = false;
             break;
         }
@@ -196,10 +216,111 @@ fn run(
         .is_ok();
     }
     progressed &= !running.finished();
-    let _ = rt.block_on(running.stop());
+    if let Err(e) = rt.block_on(running.stop()) {
+        eprintln!("faults ({mode:?}): the runtime stopped with: {e:#}");
+    }
     let (want, _) = expected(&records, PARTITIONS);
     let got = commits(&c.kafka.bootstrap_servers, &c);
     Ok((progressed, check(&got, &want)))
+}
+
+/// Where a stalled run stands: per intents partition, its end, the group's committed offset
+/// and the intent offsets without a receipt; then each partition's published intents that are
+/// not in the topic, and where the topic's order first differs from the publishing order.
+fn stall_report(c: &Config, group: &str, published: &[kledger_schemas::IntentRecord]) -> String {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let t = c.topics();
+    let bootstrap = &c.kafka.bootstrap_servers;
+    let ends = kledger_topology::topics::high_watermarks(bootstrap, &t.intents, PARTITIONS)
+        .map_err(|e| e.to_string());
+    let committed = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .create::<BaseConsumer>()
+        .map_err(|e| e.to_string())
+        .and_then(|consumer| {
+            let mut tpl = rdkafka::TopicPartitionList::new();
+            for p in 0..PARTITIONS {
+                tpl.add_partition(&t.intents, p);
+            }
+            consumer
+                .committed_offsets(tpl, Duration::from_secs(10))
+                .map_err(|e| e.to_string())
+        })
+        .map(|tpl| {
+            tpl.elements()
+                .iter()
+                .map(|e| (e.partition(), e.offset()))
+                .collect::<Vec<_>>()
+        });
+    let mut answered: std::collections::BTreeMap<i32, std::collections::BTreeSet<i64>> =
+        Default::default();
+    for r in receipts(bootstrap, c) {
+        answered
+            .entry(r.intent_partition)
+            .or_default()
+            .insert(r.intent_offset);
+    }
+    let unanswered: Vec<(i32, Vec<i64>)> = match &ends {
+        Ok(ends) => (0..PARTITIONS)
+            .map(|p| {
+                let got = answered.get(&p);
+                let missing = (0..ends[p as usize])
+                    .filter(|o| !got.is_some_and(|g| g.contains(o)))
+                    .collect();
+                (p, missing)
+            })
+            .filter(|(_, m): &(i32, Vec<i64>)| !m.is_empty())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    // (account, action) per partition: as published, and as in the topic.
+    let mut want: std::collections::BTreeMap<i32, Vec<(String, String)>> = Default::default();
+    for r in published {
+        let p =
+            kledger_processors::routing::partition_for(r.intent.account_id.as_bytes(), PARTITIONS);
+        want.entry(p)
+            .or_default()
+            .push((r.intent.account_id.clone(), r.intent.action_id.clone()));
+    }
+    let codec = kledger_topology::registry::Codec::connect(c);
+    let mut have: std::collections::BTreeMap<i32, Vec<(String, String)>> = Default::default();
+    for r in read_all(bootstrap, &t.intents, PARTITIONS) {
+        let key = match codec.as_ref().map(|codec| {
+            kledger_schemas::avro::decode::<kledger_schemas::Intent>(&r.payload, codec)
+        }) {
+            Ok(Ok(i)) => (i.account_id, i.action_id),
+            _ => (format!("undecodable@{}", r.offset), String::new()),
+        };
+        have.entry(r.partition).or_default().push(key);
+    }
+    let mut topic = Vec::new();
+    for (p, w) in &want {
+        let h = have.get(p).map(Vec::as_slice).unwrap_or_default();
+        let diverges = w.iter().zip(h).position(|(a, b)| a != b);
+        let mut left = h.to_vec();
+        let missing: Vec<(usize, &(String, String))> = w
+            .iter()
+            .enumerate()
+            .filter(|(_, k)| match left.iter().position(|x| x == *k) {
+                Some(i) => {
+                    left.remove(i);
+                    false
+                }
+                None => true,
+            })
+            .collect();
+        if diverges.is_some() || !missing.is_empty() || w.len() != h.len() {
+            topic.push(format!(
+                "partition {p}: published {}, in topic {}, order first differs at {diverges:?}, missing (index, account, action) {missing:?}",
+                w.len(),
+                h.len()
+            ));
+        }
+    }
+    format!(
+        "intents ends {ends:?}; committed {committed:?}; unanswered intent offsets {unanswered:?}; topic vs published: {topic:?}"
+    )
 }
 
 /// Runs the faults in both delivery modes.

@@ -60,6 +60,20 @@ impl Processor {
         below: Option<&WriteSet>,
     ) -> Result<(Decided, WriteSet), BatchError> {
         let t = Instant::now();
+        if tracing::enabled!(tracing::Level::DEBUG) {
+            let mut ranges: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
+            for m in batch {
+                let r = ranges
+                    .entry(m.partition())
+                    .or_insert((m.offset(), m.offset()));
+                r.1 = m.offset();
+            }
+            tracing::debug!(
+                records = batch.len(),
+                ?ranges,
+                "deciding a batch (partition: first and last offset)"
+            );
+        }
         let empty = WriteSet::default();
         let layered = Layered::new(self.store.as_ref(), below.unwrap_or(&empty));
         let mut applier = Applier::new(&layered);

@@ -228,7 +228,14 @@ impl Processor {
             }
             match pos.check(m.offset()) {
                 Verdict::Accept => keep.push(m),
-                Verdict::Drop => {}
+                Verdict::Drop => {
+                    tracing::debug!(
+                        partition = p,
+                        expected = pos.next(),
+                        got = m.offset(),
+                        "dropped a record older than the position"
+                    );
+                }
                 Verdict::SeekTo(o) => {
                     tracing::debug!(
                         partition = p,
@@ -237,12 +244,9 @@ impl Processor {
                         seek = o,
                         "read ran ahead; seeking back"
                     );
-                    self.consumer.seek(
-                        &self.topics.intents,
-                        p,
-                        Offset::Offset(o),
-                        Duration::from_secs(30),
-                    )?;
+                    // A failed seek (librdkafka's "erroneous state" right after a resume) is
+                    // not fatal: the next record that runs ahead seeks again.
+                    seek_or_retry_later(&self.consumer, &self.topics.intents, p, o, "ran ahead");
                     reseek.insert(p);
                 }
             }
@@ -341,7 +345,12 @@ impl Processor {
             if let Err(e) = done.result {
                 return Err(e.context("restore failed"));
             }
-            self.resume(&current)?;
+            if let Err(e) = self.resume(&current) {
+                // The group's offsets could not be read (a coordinator moving, say): the
+                // partitions stay paused and restore again, a bounded number of times.
+                let why = format!("resuming after a restore: {e:#}");
+                self.resync(&current.iter().copied().collect(), &why)?;
+            }
         }
         self.publish_status();
         Ok(())
@@ -433,12 +442,10 @@ impl Processor {
                 );
             }
             self.positions.insert(p, Position::at(from));
-            self.consumer.seek(
-                &self.topics.intents,
-                p,
-                Offset::Offset(from),
-                Duration::from_secs(30),
-            )?;
+            // A seek right after the resume may fail ("erroneous state": no fetch yet).
+            // Reading then starts at the group's offset or where the partition was paused,
+            // and the position check drops records before `from` or seeks back to it.
+            seek_or_retry_later(&self.consumer, &self.topics.intents, p, from, "resume");
         }
         for p in ps {
             let failures = match self.parts.get(p) {
@@ -497,7 +504,8 @@ impl Processor {
             .iter()
             .map(|p| match self.parts.get(p) {
                 Some(Part::Ready { failures }) => *failures,
-                _ => 0,
+                Some(Part::Restoring { attempt, .. }) => *attempt,
+                None => 0,
             })
             .max()
             .unwrap_or(0)
