@@ -91,40 +91,50 @@ impl Target for ViewStore {
 }
 
 /// The vector generation being written, on two threads: the caller reads, decodes, plans and
-/// embeds batch N+1 ([`vectors::prepare`]) while a writer thread writes batch N to the index
-/// ([`vectors::write_unsynced`]), in batch order; every [`VECTOR_SYNC_RECORDS`] records and at
-/// the end the writer makes the index durable and then writes the marks ([`vectors::sync`]).
-/// At most one prepared batch waits.
+/// embeds batch N+1 ([`vectors::prepare`], against the marks) while a writer thread writes
+/// batch N to the index ([`vectors::write_unsynced`]), in batch order; every
+/// [`VECTOR_SYNC_RECORDS`] records and at the end the writer makes the index durable and then
+/// writes the marks ([`vectors::sync`]). At most one prepared batch waits.
+///
+/// The writer thread opens the index itself (creating a collection and its payload indexes
+/// takes a few hundred milliseconds), so the outbox's first batch is read meanwhile; it also
+/// closes the index, before [`Target::finish`] returns.
 struct VectorTarget {
-    g: Arc<crate::vector::VectorGen>,
+    marks: Arc<MarkStore>,
     embedder: Box<dyn crate::vector::embedder::Embedder>,
     hasher: HashEmbedder,
     tx: Option<SyncSender<vectors::Prepared>>,
     writer: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
+/// Opens a generation's index (on the writer thread).
+type OpenIndex =
+    Box<dyn FnOnce() -> anyhow::Result<Arc<dyn crate::vector::VectorIndex>> + Send + 'static>;
+
 impl VectorTarget {
     fn new(
-        g: crate::vector::VectorGen,
+        marks: MarkStore,
+        open: OpenIndex,
         embedder: Box<dyn crate::vector::embedder::Embedder>,
     ) -> anyhow::Result<Self> {
-        let g = Arc::new(g);
+        let marks = Arc::new(marks);
         let (tx, rx) = sync_channel::<vectors::Prepared>(1);
-        let writes = g.clone();
+        let writes = marks.clone();
         let writer = std::thread::Builder::new()
             .name("rebuild-vectors".into())
             .spawn(move || -> anyhow::Result<()> {
+                let index = open()?;
                 let mut pending = vectors::Unsynced::default();
                 for batch in rx {
-                    vectors::write_unsynced(&writes, batch, &mut pending)?;
+                    vectors::write_unsynced(index.as_ref(), batch, &mut pending)?;
                     if pending.records >= VECTOR_SYNC_RECORDS {
-                        vectors::sync(&writes, &mut pending)?;
+                        vectors::sync(index.as_ref(), &writes, &mut pending)?;
                     }
                 }
-                vectors::sync(&writes, &mut pending)
+                vectors::sync(index.as_ref(), &writes, &mut pending)
             })?;
         Ok(Self {
-            g,
+            marks,
             embedder,
             hasher: HashEmbedder::default(),
             tx: Some(tx),
@@ -154,12 +164,12 @@ impl Drop for VectorTarget {
 
 impl Target for VectorTarget {
     fn position(&self, p: i32) -> anyhow::Result<i64> {
-        Ok(self.g.marks()?.position(p)?)
+        Ok(self.marks.position(p)?)
     }
 
     fn write(&mut self, commits: &[(i32, i64, Commit)], read: &[(i32, i64)]) -> anyhow::Result<()> {
         let prepared = vectors::prepare(
-            self.g.marks()?,
+            &self.marks,
             &*self.embedder,
             &self.hasher,
             commits,
@@ -214,15 +224,17 @@ pub fn rebuild(
         Projection::Vectors => {
             let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
             let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
-            let g = crate::vector::open_generation(
-                &config.vectors,
-                &name,
+            let marks = crate::vector::open_marks(&dir)?;
+            let (v, dim, dir, generation) = (
+                config.vectors.clone(),
                 embedder.dim(),
-                &dir,
-                &generation,
-                true,
-            )?;
-            Box::new(VectorTarget::new(g, embedder)?)
+                dir.clone(),
+                generation.clone(),
+            );
+            let open: OpenIndex = Box::new(move || {
+                crate::vector::open_index(&v, &name, dim, &dir, &generation, true)
+            });
+            Box::new(VectorTarget::new(marks, open, embedder)?)
         }
     };
     let bootstrap = config.bootstrap();
@@ -277,9 +289,9 @@ pub fn rebuild(
     bar.finish_and_clear();
     gens.promote(&generation)?;
     let secs = started.elapsed().as_secs_f64();
-    // Where the time went: opening (the generation, the topics, the reader), reading the
-    // outbox (with the target writing behind it), finishing (the target's last writes and
-    // syncs, then the swap).
+    // Where the time went: opening (the generation, the topics, the reader; a vector index
+    // opens on the writer thread, during the read), reading the outbox (with the target
+    // writing behind it), finishing (the target's last writes and syncs, then the swap).
     let (open_secs, read_secs, finish_secs) = (opened, read_all - opened, secs - read_all);
     tracing::info!(
         ?projection,

@@ -182,7 +182,13 @@ fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<Vectors> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        crate::vector::open_generation(&v, &name, dim, p, &generation, owner)
+        let index = crate::vector::open_index(&v, &name, dim, p, &generation, owner)?;
+        let marks = if owner {
+            Some(crate::vector::open_marks(p)?)
+        } else {
+            None
+        };
+        Ok(VectorGen { index, marks })
     })?;
     Ok((Arc::new(live), embedder))
 }

@@ -260,9 +260,13 @@ pub struct Unsynced {
 /// The second half of a rebuild's batch: the points are written without waiting for
 /// durability and the marks are kept in `pending` until [`sync`] makes both durable, so a
 /// rebuild flushes the engine once per many batches. Batches must come in order (a later batch's marks win).
-pub fn write_unsynced(g: &VectorGen, p: Prepared, pending: &mut Unsynced) -> anyhow::Result<()> {
+pub fn write_unsynced(
+    index: &dyn VectorIndex,
+    p: Prepared,
+    pending: &mut Unsynced,
+) -> anyhow::Result<()> {
     let counts = p.counts();
-    g.index.write_unsynced(p.points, &p.deletes)?;
+    index.write_unsynced(p.points, &p.deletes)?;
     pending.applied.extend(p.applied);
     pending.positions.extend(p.positions);
     pending.records += p.folded + p.skipped;
@@ -270,11 +274,16 @@ pub fn write_unsynced(g: &VectorGen, p: Prepared, pending: &mut Unsynced) -> any
     Ok(())
 }
 
-/// Makes every point written since the last sync durable, then writes `pending`'s marks.
-pub fn sync(g: &VectorGen, pending: &mut Unsynced) -> anyhow::Result<()> {
-    g.index.sync()?;
+/// Makes every point written to `index` since the last sync durable, then writes `pending`'s
+/// marks to `marks`.
+pub fn sync(
+    index: &dyn VectorIndex,
+    marks: &MarkStore,
+    pending: &mut Unsynced,
+) -> anyhow::Result<()> {
+    index.sync()?;
     let done = std::mem::take(pending);
-    g.marks()?.write(&done.applied, &done.positions)?;
+    marks.write(&done.applied, &done.positions)?;
     Ok(())
 }
 

@@ -155,20 +155,21 @@ impl VectorGen {
     }
 }
 
-/// Opens generation `generation` (directory `dir`) of the collection `name` of dimension
-/// `dim` on the configured backend. The embedded engine keeps the index in `dir/index`; a
-/// Qdrant server keeps it in collection `name` (first generation) or `name_gNNNNNN` (later
-/// ones). The marks live in `dir/marks` (owner only).
-pub fn open_generation(
+/// The index of generation `generation` (directory `dir`) of the collection `name` of
+/// dimension `dim` on the configured backend (a generation also has marks when this process
+/// owns the projection: [`open_marks`]). The embedded engine keeps it in
+/// `dir/index` and needs the projection's `owner`; a Qdrant server keeps it in collection
+/// `name` (first generation) or `name_gNNNNNN` (later ones).
+pub fn open_index(
     v: &crate::config::VectorsConfig,
     name: &str,
     dim: usize,
     dir: &std::path::Path,
     generation: &str,
     owner: bool,
-) -> anyhow::Result<VectorGen> {
+) -> anyhow::Result<std::sync::Arc<dyn VectorIndex>> {
     use anyhow::Context;
-    let index: std::sync::Arc<dyn VectorIndex> = match v.backend.as_str() {
+    Ok(match v.backend.as_str() {
         "server" => {
             let collection = if generation == "g000001" {
                 name.to_owned()
@@ -194,13 +195,13 @@ pub fn open_generation(
                 },
             )?)
         }
-    };
-    let marks = if owner {
-        let d = dir.join("marks");
-        std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
-        Some(kledger_state::MarkStore::open(&d)?)
-    } else {
-        None
-    };
-    Ok(VectorGen { index, marks })
+    })
+}
+
+/// The sink's marks of the generation in `dir` (`dir/marks`; one process holds them).
+pub fn open_marks(dir: &std::path::Path) -> anyhow::Result<kledger_state::MarkStore> {
+    use anyhow::Context;
+    let d = dir.join("marks");
+    std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
+    Ok(kledger_state::MarkStore::open(&d)?)
 }
