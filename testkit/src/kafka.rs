@@ -333,17 +333,29 @@ pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
         .collect()
 }
 
+/// The partition the murmur2 partitioner places `r` in.
+pub fn partition_of(r: &IntentRecord, partitions: i32) -> i32 {
+    kledger_processors::routing::partition_for(r.intent.account_id.as_bytes(), partitions)
+}
+
 /// Intents published per partition, as the murmur2 partitioner places them.
 pub fn per_partition(records: &[IntentRecord], partitions: i32) -> BTreeMap<i32, i64> {
     let mut m = BTreeMap::new();
     for r in records {
-        *m.entry(kledger_processors::routing::partition_for(
-            r.intent.account_id.as_bytes(),
-            partitions,
-        ))
-        .or_insert(0) += 1;
+        *m.entry(partition_of(r, partitions)).or_insert(0) += 1;
     }
     m
+}
+
+/// The intent offsets the receipts topic answers, per intents partition.
+pub fn answered_offsets(c: &Config) -> BTreeMap<i32, std::collections::BTreeSet<i64>> {
+    let mut got: BTreeMap<i32, std::collections::BTreeSet<i64>> = BTreeMap::new();
+    for r in receipts(&c.kafka.bootstrap_servers, c) {
+        got.entry(r.intent_partition)
+            .or_default()
+            .insert(r.intent_offset);
+    }
+    got
 }
 
 /// Waits until the receipts answer every intent record (`extra` records per partition beyond
@@ -365,12 +377,7 @@ pub fn answered(
     let want = per_partition(records, c.kafka.partitions);
     let deadline = Instant::now() + timeout;
     loop {
-        let mut got: BTreeMap<i32, std::collections::BTreeSet<i64>> = BTreeMap::new();
-        for r in receipts(&c.kafka.bootstrap_servers, c) {
-            got.entry(r.intent_partition)
-                .or_default()
-                .insert(r.intent_offset);
-        }
+        let got = answered_offsets(c);
         let behind: Vec<(i32, usize, i64)> = want
             .iter()
             .map(|(p, n)| (*p, got.get(p).map_or(0, |s| s.len()), *n))

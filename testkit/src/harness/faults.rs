@@ -13,8 +13,11 @@
 //! intents without a receipt, published intents missing from the topic); with `RUST_LOG` set,
 //! the `harness` binary also prints the processor's logs.
 
+use std::collections::BTreeMap;
 use std::time::Duration;
 
+use kledger_schemas::IntentRecord;
+use kledger_schemas::avro::decode;
 use kledger_topology::config::{Config, DeliveryMode};
 use kledger_topology::runtime;
 use rdkafka::mocking::{MockCluster, MockCoordinator};
@@ -31,7 +34,7 @@ pub const PARTITIONS: i32 = 4;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct FaultFigures {
     /// Faults injected, by kind.
-    pub injected: std::collections::BTreeMap<&'static str, usize>,
+    pub injected: BTreeMap<&'static str, usize>,
     /// Intents per run.
     pub intents: usize,
     /// Whether each run kept going (answered everything, the processor never stopped).
@@ -225,102 +228,108 @@ fn run(
 }
 
 /// Where a stalled run stands: per intents partition, its end, the group's committed offset
-/// and the intent offsets without a receipt; then each partition's published intents that are
-/// not in the topic, and where the topic's order first differs from the publishing order.
-fn stall_report(c: &Config, group: &str, published: &[kledger_schemas::IntentRecord]) -> String {
-    use rdkafka::consumer::{BaseConsumer, Consumer};
+/// and the intent offsets without a receipt; then each partition whose topic differs from what
+/// was `published` ([`topic_vs_published`]).
+fn stall_report(c: &Config, group: &str, published: &[IntentRecord]) -> String {
     let t = c.topics();
     let bootstrap = &c.kafka.bootstrap_servers;
     let ends = kledger_topology::topics::high_watermarks(bootstrap, &t.intents, PARTITIONS)
         .map_err(|e| e.to_string());
-    let committed = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", group)
-        .create::<BaseConsumer>()
-        .map_err(|e| e.to_string())
-        .and_then(|consumer| {
-            let mut tpl = rdkafka::TopicPartitionList::new();
-            for p in 0..PARTITIONS {
-                tpl.add_partition(&t.intents, p);
-            }
-            consumer
-                .committed_offsets(tpl, Duration::from_secs(10))
-                .map_err(|e| e.to_string())
+    let answered = answered_offsets(c);
+    let unanswered: Vec<(i32, Vec<i64>)> = ends
+        .iter()
+        .flat_map(|ends| ends.iter().zip(0..))
+        .map(|(end, p)| {
+            let got = answered.get(&p);
+            let missing = (0..*end)
+                .filter(|o| !got.is_some_and(|g| g.contains(o)))
+                .collect();
+            (p, missing)
         })
-        .map(|tpl| {
-            tpl.elements()
-                .iter()
-                .map(|e| (e.partition(), e.offset()))
-                .collect::<Vec<_>>()
-        });
-    let mut answered: std::collections::BTreeMap<i32, std::collections::BTreeSet<i64>> =
-        Default::default();
-    for r in receipts(bootstrap, c) {
-        answered
-            .entry(r.intent_partition)
-            .or_default()
-            .insert(r.intent_offset);
+        .filter(|(_, missing): &(i32, Vec<i64>)| !missing.is_empty())
+        .collect();
+    format!(
+        "intents ends {ends:?}; committed {:?}; unanswered intent offsets {unanswered:?}; topic vs published: {:?}",
+        committed(c, group),
+        topic_vs_published(c, published)
+    )
+}
+
+/// The committed offset of each intents partition for `group`.
+fn committed(c: &Config, group: &str) -> Result<Vec<(i32, rdkafka::Offset)>, String> {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &c.kafka.bootstrap_servers)
+        .set("group.id", group)
+        .create()
+        .map_err(|e| e.to_string())?;
+    let mut tpl = rdkafka::TopicPartitionList::new();
+    for p in 0..PARTITIONS {
+        tpl.add_partition(&c.topics().intents, p);
     }
-    let unanswered: Vec<(i32, Vec<i64>)> = match &ends {
-        Ok(ends) => (0..PARTITIONS)
-            .map(|p| {
-                let got = answered.get(&p);
-                let missing = (0..ends[p as usize])
-                    .filter(|o| !got.is_some_and(|g| g.contains(o)))
-                    .collect();
-                (p, missing)
-            })
-            .filter(|(_, m): &(i32, Vec<i64>)| !m.is_empty())
-            .collect(),
-        Err(_) => Vec::new(),
-    };
-    // (account, action) per partition: as published, and as in the topic.
-    let mut want: std::collections::BTreeMap<i32, Vec<(String, String)>> = Default::default();
+    let tpl = consumer
+        .committed_offsets(tpl, Duration::from_secs(10))
+        .map_err(|e| e.to_string())?;
+    Ok(tpl
+        .elements()
+        .iter()
+        .map(|e| (e.partition(), e.offset()))
+        .collect())
+}
+
+/// Per intents partition whose topic is not what was `published` (intents named by account
+/// and action): both counts, where the order first differs, and the published intents missing
+/// from the topic (with their index among the partition's published intents).
+fn topic_vs_published(c: &Config, published: &[IntentRecord]) -> Vec<String> {
+    type Key = (String, String);
+    let mut want: BTreeMap<i32, Vec<Key>> = BTreeMap::new();
     for r in published {
-        let p =
-            kledger_processors::routing::partition_for(r.intent.account_id.as_bytes(), PARTITIONS);
-        want.entry(p)
+        want.entry(partition_of(r, PARTITIONS))
             .or_default()
             .push((r.intent.account_id.clone(), r.intent.action_id.clone()));
     }
     let codec = kledger_topology::registry::Codec::connect(c);
-    let mut have: std::collections::BTreeMap<i32, Vec<(String, String)>> = Default::default();
-    for r in read_all(bootstrap, &t.intents, PARTITIONS) {
-        let key = match codec.as_ref().map(|codec| {
-            kledger_schemas::avro::decode::<kledger_schemas::Intent>(&r.payload, codec)
-        }) {
-            Ok(Ok(i)) => (i.account_id, i.action_id),
-            _ => (format!("undecodable@{}", r.offset), String::new()),
+    let mut have: BTreeMap<i32, Vec<Key>> = BTreeMap::new();
+    for r in read_all(&c.kafka.bootstrap_servers, &c.topics().intents, PARTITIONS) {
+        let decoded = codec
+            .as_ref()
+            .ok()
+            .and_then(|codec| decode::<kledger_schemas::Intent>(&r.payload, codec).ok());
+        let key = match decoded {
+            Some(i) => (i.account_id, i.action_id),
+            None => (format!("undecodable@{}", r.offset), String::new()),
         };
         have.entry(r.partition).or_default().push(key);
     }
-    let mut topic = Vec::new();
+    let mut report = Vec::new();
     for (p, w) in &want {
         let h = have.get(p).map(Vec::as_slice).unwrap_or_default();
         let diverges = w.iter().zip(h).position(|(a, b)| a != b);
-        let mut left = h.to_vec();
-        let missing: Vec<(usize, &(String, String))> = w
+        // What the topic holds, as counts: each published intent takes one.
+        let mut left: BTreeMap<&Key, usize> = BTreeMap::new();
+        for k in h {
+            *left.entry(k).or_insert(0) += 1;
+        }
+        let missing: Vec<(usize, &Key)> = w
             .iter()
             .enumerate()
-            .filter(|(_, k)| match left.iter().position(|x| x == *k) {
-                Some(i) => {
-                    left.remove(i);
+            .filter(|(_, k)| match left.get_mut(k) {
+                Some(n) if *n > 0 => {
+                    *n -= 1;
                     false
                 }
-                None => true,
+                _ => true,
             })
             .collect();
         if diverges.is_some() || !missing.is_empty() || w.len() != h.len() {
-            topic.push(format!(
+            report.push(format!(
                 "partition {p}: published {}, in topic {}, order first differs at {diverges:?}, missing (index, account, action) {missing:?}",
                 w.len(),
                 h.len()
             ));
         }
     }
-    format!(
-        "intents ends {ends:?}; committed {committed:?}; unanswered intent offsets {unanswered:?}; topic vs published: {topic:?}"
-    )
+    report
 }
 
 /// Runs the faults in both delivery modes.

@@ -35,9 +35,9 @@
 //! **Payload indexes in memory.** Upstream's appendable segment writes each point's values of
 //! every keyword and integer payload index to a store of its own on disk, besides the payload
 //! storage, so that loading can read the index back; that was about a fifth of the shard
-//! writers' CPU, plus flush work. The vendored engine can keep those indexes in memory only and rebuild them from the
-//! payload storage when a segment loads (`set_in_memory_appendable_indexes`, all fields in one
-//! pass), and kledger turns that on. Opening a shard then costs one pass over the payloads of
+//! writers' CPU, plus flush work. The vendored engine can keep those indexes in memory only
+//! and rebuild them from the payload storage when a segment loads
+//! (`set_in_memory_appendable_indexes`, all fields in one pass), and kledger turns that on. Opening a shard then costs one pass over the payloads of
 //! its appendable segment, which [`SEAL_POINTS`] bounds; sealed segments keep upstream's
 //! on-disk indexes.
 
