@@ -6,7 +6,10 @@
 //! data, so a rebuild killed midway resumes its generation (named in `BUILDING`) where it
 //! stopped. When every partition is done the generation is closed and made `ACTIVE`; a running
 //! kledger swaps it in within a second and deletes the old one when its readers are done. The
-//! views topic is not republished (a rebuilt View equals the published one).
+//! views topic is not republished (a rebuilt View equals the published one). A vector
+//! generation is written build-only ([`crate::vector::edge::EdgeOptions::build_only`]): the
+//! embedded engine leaves the payload indexes it rebuilds on every open alone until the
+//! generation is closed, and the live process opens it afresh to swap it in.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -103,6 +106,9 @@ struct VectorTarget {
     marks: Arc<MarkStore>,
     embedder: Box<dyn crate::vector::embedder::Embedder>,
     hasher: HashEmbedder,
+    /// Whether payloads are rendered for the embedded engine as they are built
+    /// ([`crate::vector::VectorIndex::renders_payloads`]).
+    render: bool,
     tx: Option<SyncSender<vectors::Prepared>>,
     writer: Option<JoinHandle<anyhow::Result<()>>>,
 }
@@ -116,6 +122,7 @@ impl VectorTarget {
         marks: MarkStore,
         open: OpenIndex,
         embedder: Box<dyn crate::vector::embedder::Embedder>,
+        render: bool,
     ) -> anyhow::Result<Self> {
         let marks = Arc::new(marks);
         let (tx, rx) = sync_channel::<vectors::Prepared>(1);
@@ -137,6 +144,7 @@ impl VectorTarget {
             marks,
             embedder,
             hasher: HashEmbedder::default(),
+            render,
             tx: Some(tx),
             writer: Some(writer),
         })
@@ -174,6 +182,7 @@ impl Target for VectorTarget {
             &self.hasher,
             commits,
             read.iter().copied(),
+            self.render,
         )?;
         if self.tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()) {
             return Ok(());
@@ -232,9 +241,10 @@ pub fn rebuild(
                 generation.clone(),
             );
             let open: OpenIndex = Box::new(move || {
-                crate::vector::open_index(&v, &name, dim, &dir, &generation, true)
+                crate::vector::open_index(&v, &name, dim, &dir, &generation, true, true)
             });
-            Box::new(VectorTarget::new(marks, open, embedder)?)
+            let render = crate::vector::embedded(&config.vectors);
+            Box::new(VectorTarget::new(marks, open, embedder, render)?)
         }
     };
     let bootstrap = config.bootstrap();

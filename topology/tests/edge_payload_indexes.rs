@@ -2,8 +2,11 @@
 //! `vendor/qdrant-edge/KLEDGER-PATCH.md`): kept in memory and rebuilt from the payloads when a
 //! shard loads, and a collection written by an engine that kept them on disk (upstream, or an
 //! older kledger) opens right, and back. The engine's switch is process-wide, so this test has a
-//! binary of its own. Also the checks of the engine's patched internals that need private
-//! access (the flag buffer, the payload JSON writer).
+//! binary of its own, and its tests take [`SWITCH`] in turn. Also: a collection written
+//! build-only (change 6: the in-memory indexes are left alone until it is opened again) answers
+//! filters right once reopened, and does not affect another collection written beside it; and
+//! the checks of the engine's patched internals that need private access (the flag buffer, the
+//! payload JSON writer).
 
 use kledger_processors::embed::HashEmbedder;
 use kledger_topology::vector::edge::{EdgeIndex, EdgeOptions};
@@ -12,6 +15,15 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 const NAME: &str = "cm_text_16_v1";
+
+/// Held by every test that opens a collection (the engine's in-memory switch is process-wide).
+static SWITCH: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn switch() -> std::sync::MutexGuard<'static, ()> {
+    SWITCH
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
 /// A point's indexed fields, as the test models them.
 #[derive(Debug, Clone, PartialEq)]
@@ -129,6 +141,7 @@ fn index_dirs(root: &std::path::Path) -> Vec<String> {
 
 #[test]
 fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
+    let _switch = switch();
     let dir = tempfile::tempdir().unwrap();
     let open = |in_memory_indexes: bool| {
         EdgeIndex::open_with(
@@ -202,6 +215,156 @@ fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
     assert_counts(&index, &live, "on disk again");
     assert_eq!(index.scan().unwrap(), scanned);
     assert!(!index_dirs(dir.path()).is_empty());
+}
+
+/// Round `round`'s writes over `live` (rewrites every third point, deletes every seventh), with
+/// `live` updated to match.
+fn round_writes(live: &mut [Option<Fields>], round: i64) -> (Vec<Point>, Vec<Uuid>) {
+    let mut upserts = Vec::new();
+    let mut deletes = Vec::new();
+    for (i, slot) in live.iter_mut().enumerate() {
+        if i % 7 == usize::try_from(round).unwrap() % 7 {
+            deletes.push(id(i));
+            *slot = None;
+        } else if i % 3 == usize::try_from(round).unwrap() % 3 {
+            let f = fields(i + 1, round);
+            upserts.push(point(i, &f));
+            *slot = Some(f);
+        }
+    }
+    (upserts, deletes)
+}
+
+/// A two-shard collection at `root` that seals every 120 points (the tests' 400 points cross
+/// seals).
+fn open_sealing(root: &std::path::Path, build_only: bool) -> EdgeIndex {
+    EdgeIndex::open_with(
+        root,
+        NAME,
+        16,
+        EdgeOptions {
+            shards: 2,
+            seal_points: 120,
+            build_only,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+#[test]
+fn a_build_only_collection_answers_filters_once_reopened() {
+    let _switch = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let open = |sub: &str, build_only: bool| open_sealing(&dir.path().join(sub), build_only);
+    let all = || {
+        (0..400)
+            .map(|i| point(i, &fields(i, 0)))
+            .collect::<Vec<_>>()
+    };
+    let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
+
+    // The engine's deferral itself: writes leave the keyword and integer indexes alone (their
+    // filters miss points), keep the bool index, and a reopen rebuilds the rest.
+    let deferred = dir.path().join("deferred");
+    qdrant_edge::defer_memory_only_indexes(&deferred, true);
+    let index = open("deferred", false);
+    index.write_batch(all(), &[]).unwrap();
+    let (u, d) = round_writes(&mut live, 1);
+    index.write_batch(u, &d).unwrap();
+    let count = |index: &EdgeIndex, i: usize| {
+        let (filter, admits) = filters().swap_remove(i);
+        let want = live.iter().flatten().filter(|f| admits(f)).count();
+        (index.count(&filter).unwrap(), want)
+    };
+    // filters(): 0 keyword, 2 bool, 3 integer range.
+    for i in [0, 3] {
+        let (got, want) = count(&index, i);
+        assert!(
+            got < want,
+            "filter {i} saw deferred points: {got} of {want}"
+        );
+    }
+    let (got, want) = count(&index, 2);
+    assert_eq!(got, want, "the bool index is kept");
+    assert!(index.segments().unwrap() > 2, "sealed while deferring");
+    drop(index);
+    qdrant_edge::defer_memory_only_indexes(&deferred, false);
+    let index = open("deferred", false);
+    assert_counts(&index, &live, "deferred, reopened");
+    drop(index);
+
+    // Through kledger's option: a build-only collection refuses filtered reads, a collection
+    // served beside it is unaffected, and once reopened (no longer build-only, so later writes
+    // index again) it answers like the served one.
+    let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
+    let served = open("served", false);
+    let built = open("built", true);
+    for index in [&served, &built] {
+        index.write_batch(all(), &[]).unwrap();
+    }
+    let (u, d) = round_writes(&mut live, 2);
+    built.write_batch(u.clone(), &d).unwrap();
+    served.write_batch(u, &d).unwrap();
+    assert!(built.count(&filters()[0].0).is_err(), "build-only counts");
+    assert_counts(&served, &live, "served beside a build-only collection");
+    drop(built);
+    let built = open("built", true);
+    let (u, d) = round_writes(&mut live, 3);
+    built.write_batch(u.clone(), &d).unwrap();
+    served.write_batch(u, &d).unwrap();
+    drop(built);
+    let built = open("built", false);
+    assert_counts(&built, &live, "build-only, reopened");
+    let (u, d) = round_writes(&mut live, 4);
+    built.write_batch(u.clone(), &d).unwrap();
+    served.write_batch(u, &d).unwrap();
+    assert_counts(&built, &live, "reopened and written");
+    assert_counts(&served, &live, "served");
+    assert_eq!(built.scan().unwrap(), served.scan().unwrap());
+}
+
+#[test]
+fn a_rendered_payload_is_stored_as_the_engine_would_write_it() {
+    let _switch = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let open = |sub: &str| open_sealing(&dir.path().join(sub), false);
+    // The same writes, with payloads as built and as rendered by the writer (change 7), across
+    // seals, rewrites and deletes.
+    let (plain, rendered) = (open("plain"), open("rendered"));
+    let render = |mut points: Vec<Point>| {
+        for p in &mut points {
+            let whole = p.payload.clone();
+            kledger_topology::vector::edge::render_payload(&mut p.payload);
+            assert!(p.payload.len() < whole.len(), "the rendered map keeps less");
+            assert!(p.payload.contains_key("owner_id") && !p.payload.contains_key("note"));
+        }
+        points
+    };
+    let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
+    let all: Vec<Point> = (0..400).map(|i| point(i, &fields(i, 0))).collect();
+    plain.write_batch(all.clone(), &[]).unwrap();
+    rendered.write_batch(render(all), &[]).unwrap();
+    for round in 1..4 {
+        let (u, d) = round_writes(&mut live, round);
+        plain.write_batch(u.clone(), &d).unwrap();
+        rendered.write_batch(render(u), &d).unwrap();
+    }
+    assert_counts(&rendered, &live, "rendered");
+    let scanned = rendered.scan().unwrap();
+    assert_eq!(scanned, plain.scan().unwrap());
+    // Stored whole, escapes and all, and without the rendering key.
+    for (id, payload) in &scanned {
+        let i = live
+            .iter()
+            .enumerate()
+            .position(|(i, _)| self::id(i) == *id)
+            .unwrap();
+        assert_eq!(*payload, point(i, live[i].as_ref().unwrap()).payload);
+    }
+    drop(rendered);
+    let rendered = open("rendered");
+    assert_counts(&rendered, &live, "rendered, reopened");
 }
 
 #[test]

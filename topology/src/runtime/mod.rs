@@ -182,7 +182,7 @@ fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<Vectors> {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let index = crate::vector::open_index(&v, &name, dim, p, &generation, owner)?;
+        let index = crate::vector::open_index(&v, &name, dim, p, &generation, owner, false)?;
         let marks = if owner {
             Some(crate::vector::open_marks(p)?)
         } else {

@@ -235,9 +235,10 @@ pub fn prepare(
     hasher: &HashEmbedder,
     commits: &[(i32, i64, Commit)],
     read: impl Iterator<Item = (i32, i64)>,
+    render: bool,
 ) -> anyhow::Result<Prepared> {
     let plan = plan_read(marks, commits, read)?;
-    let (points, deletes) = points(embedder, hasher, &plan)?;
+    let (points, deletes) = points(embedder, hasher, &plan, render)?;
     Ok(Prepared {
         points,
         deletes,
@@ -333,8 +334,9 @@ pub fn apply(
 ) -> anyhow::Result<(u64, u64)> {
     let (rows, deletes) = split(plan);
     let mut upserted = 0;
+    let render = index.renders_payloads();
     for chunk in rows.chunks(APPLY_CHUNK_ROWS) {
-        let points = build(embedder, hasher, chunk)?;
+        let points = build(embedder, hasher, chunk, render)?;
         upserted += points.len() as u64;
         index.write_unsynced(points, &[])?;
     }
@@ -362,16 +364,20 @@ fn points(
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
     plan: &Plan<'_>,
+    render: bool,
 ) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
     let (rows, deletes) = split(plan);
-    Ok((build(embedder, hasher, &rows)?, deletes))
+    Ok((build(embedder, hasher, &rows, render)?, deletes))
 }
 
-/// The points of `rows`, with `embedder`'s vectors.
+/// The points of `rows`, with `embedder`'s vectors; their payloads rendered for the embedded
+/// engine if `render` ([`crate::vector::edge::render_payload`]: here, on the thread that built
+/// them, which is cheaper than the engine's shard threads writing and freeing them).
 fn build(
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
     rows: &[(Uuid, &Row, i64)],
+    render: bool,
 ) -> anyhow::Result<Vec<Point>> {
     let info = EmbeddingInfo {
         model: embedder.model().to_owned(),
@@ -398,11 +404,15 @@ fn build(
                 .next()
                 .ok_or_else(|| anyhow::anyhow!("embedder returned too few vectors"))?,
         };
+        let mut payload = payload(row, &info, *at);
+        if render {
+            crate::vector::edge::render_payload(&mut payload);
+        }
         points.push(Point {
             id: *id,
             dense,
             sparse: hasher.sparse(&row.content),
-            payload: payload(row, &info, *at),
+            payload,
         });
     }
     Ok(points)

@@ -40,6 +40,18 @@
 //! (`set_in_memory_appendable_indexes`, all fields in one pass), and kledger turns that on. Opening a shard then costs one pass over the payloads of
 //! its appendable segment, which [`SEAL_POINTS`] bounds; sealed segments keep upstream's
 //! on-disk indexes.
+//!
+//! **Build-only.** A rebuild's new collection is written, never searched, and opened afresh
+//! when it is swapped in, which rebuilds those in-memory indexes anyway. So an index opened
+//! [`EdgeOptions::build_only`] has the engine leave them alone on writes
+//! (`defer_memory_only_indexes`, vendored change 6; tenant keys and on-disk indexes are still
+//! written), about a fifth of the shard writers' work, and refuses filtered reads.
+//!
+//! **Rendered payloads.** The engine writes each payload as JSON on a shard's writer thread and
+//! then frees it there, though another thread built it: first reads of every string from
+//! another core's cache, and cross-thread frees. Writers therefore render payloads on the
+//! thread that builds them ([`render_payload`], vendored change 7): the whole JSON text, plus
+//! only the fields the payload indexes read; the engine stores the text as it is.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -101,6 +113,11 @@ pub struct EdgeOptions {
     /// and rebuild them when they load (module comment). The engine's switch is process-wide:
     /// every open sets it, so all indexes a process holds should agree.
     pub in_memory_indexes: bool,
+    /// Whether writes leave the in-memory indexes alone (the collection is built, not
+    /// searched, and opened again before it is searched: a rebuild's new generation; module
+    /// comment). Such an index refuses filtered reads ([`VectorIndex::query`] and
+    /// [`VectorIndex::count`]).
+    pub build_only: bool,
 }
 
 impl Default for EdgeOptions {
@@ -110,6 +127,7 @@ impl Default for EdgeOptions {
             seal_points: SEAL_POINTS,
             wal_segment_bytes: WAL_SEGMENT_BYTES,
             in_memory_indexes: true,
+            build_only: false,
         }
     }
 }
@@ -117,6 +135,8 @@ impl Default for EdgeOptions {
 /// One engine shard. `None` only once it is being dropped.
 struct Shard {
     dir: PathBuf,
+    /// Whether its segments defer their in-memory indexes ([`EdgeOptions::build_only`]).
+    build_only: bool,
     engine: RwLock<Option<EdgeShard>>,
     /// Points written since the optimizers last ran.
     unsealed: AtomicUsize,
@@ -138,6 +158,8 @@ pub struct EdgeIndex {
     /// Each shard's writer thread's queue (one job waits while one is written).
     writers: Vec<SyncSender<Job>>,
     threads: Vec<JoinHandle<()>>,
+    /// [`EdgeOptions::build_only`].
+    build_only: bool,
 }
 
 /// The engine settings that keep writes linear (module comment): segments sealed at about
@@ -174,6 +196,33 @@ impl std::fmt::Debug for EdgeIndex {
             .field("shards", &self.shards.len())
             .finish()
     }
+}
+
+/// The top-level payload keys the payload indexes read (`acl` for `acl.read_team_ids`).
+fn indexed_keys() -> &'static [&'static str] {
+    static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+        let mut keys: Vec<&str> = payload_indexes()
+            .into_iter()
+            .filter_map(|(field, _)| field.split('.').next())
+            .collect();
+        keys.sort_unstable();
+        keys.dedup();
+        keys
+    });
+    &KEYS
+}
+
+/// Renders a point's `payload` for this engine (vendored change 7, module comment): its whole
+/// JSON text (what the engine would write for it) under the engine's rendered-payload key, and
+/// of the rest only the top-level fields the payload indexes read. Run where the payload was
+/// built ([`VectorIndex::renders_payloads`]).
+pub fn render_payload(payload: &mut serde_json::Map<String, Value>) {
+    let json = qdrant_edge::render_payload_json(payload);
+    payload.retain(|k, _| indexed_keys().contains(&k.as_str()));
+    payload.insert(
+        qdrant_edge::RENDERED_PAYLOAD_KEY.to_owned(),
+        Value::String(json),
+    );
 }
 
 fn filter(v: &Value) -> Result<Filter, VectorError> {
@@ -271,8 +320,25 @@ fn shard_dirs(dir: &Path, options: &EdgeOptions) -> Result<Vec<PathBuf>, VectorE
 
 impl Shard {
     /// Opens (or creates) the shard at `dir`: trims its log, loads it, applies the sealing
-    /// settings and the payload indexes.
+    /// settings and the payload indexes. A build-only shard's segments defer their in-memory
+    /// indexes from before it loads until [`Shard`] is dropped.
     fn load(dir: &Path, dim: usize, options: &EdgeOptions) -> Result<EdgeShard, VectorError> {
+        if !options.build_only {
+            return Self::load_engine(dir, dim, options);
+        }
+        qdrant_edge::defer_memory_only_indexes(dir, true);
+        let loaded = Self::load_engine(dir, dim, options);
+        if loaded.is_err() {
+            qdrant_edge::defer_memory_only_indexes(dir, false);
+        }
+        loaded
+    }
+
+    fn load_engine(
+        dir: &Path,
+        dim: usize,
+        options: &EdgeOptions,
+    ) -> Result<EdgeShard, VectorError> {
         std::fs::create_dir_all(dir).map_err(err)?;
         trim_wal(dir)?;
         let (hnsw, optimizers) = sealing(dim, options.seal_points);
@@ -417,6 +483,9 @@ impl Drop for Shard {
         {
             tracing::error!(error = %e, "vector index shard closed uncleanly");
         }
+        if self.build_only {
+            qdrant_edge::defer_memory_only_indexes(&self.dir, false);
+        }
     }
 }
 
@@ -478,6 +547,7 @@ impl EdgeIndex {
             seal_points: options.seal_points.max(1),
             wal_segment_bytes: options.wal_segment_bytes.max(WAL_SEGMENT_BYTES),
             in_memory_indexes: options.in_memory_indexes,
+            build_only: options.build_only,
         };
         // Process-wide in the engine; set before any shard loads (module comment).
         qdrant_edge::set_in_memory_appendable_indexes(options.in_memory_indexes);
@@ -486,6 +556,7 @@ impl EdgeIndex {
             shards: Vec::new(),
             writers: Vec::new(),
             threads: Vec::new(),
+            build_only: options.build_only,
         };
         // The shards load at once (each creates or checks its payload indexes and flushes).
         let dirs = shard_dirs(&root.join(name), &options)?;
@@ -505,13 +576,27 @@ impl EdgeIndex {
                 })
                 .collect()
         });
-        for (i, (dir, engine)) in dirs.into_iter().zip(loaded).enumerate() {
-            let engine = engine?;
-            let shard = Arc::new(Shard {
-                dir,
-                engine: RwLock::new(Some(engine)),
-                unsealed: AtomicUsize::new(0),
-            });
+        // Every loaded engine is held by its shard before a failure returns, so each closes
+        // (and ends its deferral) when dropped.
+        let mut shards = Vec::with_capacity(dirs.len());
+        let mut failed = None;
+        for (dir, engine) in dirs.into_iter().zip(loaded) {
+            match engine {
+                Ok(engine) => shards.push(Arc::new(Shard {
+                    dir,
+                    build_only: options.build_only,
+                    engine: RwLock::new(Some(engine)),
+                    unsealed: AtomicUsize::new(0),
+                })),
+                Err(e) => {
+                    failed.get_or_insert(e);
+                }
+            }
+        }
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        for (i, shard) in shards.into_iter().enumerate() {
             let (tx, rx) = sync_channel(1);
             let writes = shard.clone();
             let thread = std::thread::Builder::new()
@@ -610,6 +695,17 @@ impl EdgeIndex {
         result
     }
 
+    /// Filtered reads need the in-memory indexes a build-only index does not keep.
+    fn searchable(&self) -> Result<(), VectorError> {
+        if self.build_only {
+            return Err(VectorError::Backend(format!(
+                "collection {} is open build-only (being rebuilt): it answers filtered reads once opened again",
+                self.name
+            )));
+        }
+        Ok(())
+    }
+
     fn send(&self, shard: usize, job: Job) -> Result<(), VectorError> {
         self.writers[shard]
             .send(job)
@@ -657,6 +753,10 @@ impl VectorIndex for EdgeIndex {
         &self.name
     }
 
+    fn renders_payloads(&self) -> bool {
+        true
+    }
+
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {
         self.write_batch(points, &[])
     }
@@ -691,6 +791,7 @@ impl VectorIndex for EdgeIndex {
                 SPARSE,
             ),
         };
+        self.searchable()?;
         let filter = filter(f)?;
         let mut hits = Vec::new();
         for shard in &self.shards {
@@ -723,6 +824,7 @@ impl VectorIndex for EdgeIndex {
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {
+        self.searchable()?;
         let filter = filter(f)?;
         let mut n = 0;
         for shard in &self.shards {

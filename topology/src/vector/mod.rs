@@ -116,6 +116,11 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<(), VectorError> {
         Ok(())
     }
+    /// Whether points written here should have their payloads rendered by the writer
+    /// ([`edge::render_payload`]) on the thread that built them.
+    fn renders_payloads(&self) -> bool {
+        false
+    }
     /// The best `limit` points passing `filter`, by score, with their scores.
     fn query(
         &self,
@@ -159,7 +164,8 @@ impl VectorGen {
 /// dimension `dim` on the configured backend (a generation also has marks when this process
 /// owns the projection: [`open_marks`]). The embedded engine keeps it in
 /// `dir/index` and needs the projection's `owner`; a Qdrant server keeps it in collection
-/// `name` (first generation) or `name_gNNNNNN` (later ones).
+/// `name` (first generation) or `name_gNNNNNN` (later ones). A rebuild opens its new
+/// generation `build_only` ([`edge::EdgeOptions::build_only`]; a server collection ignores it).
 pub fn open_index(
     v: &crate::config::VectorsConfig,
     name: &str,
@@ -167,35 +173,42 @@ pub fn open_index(
     dir: &std::path::Path,
     generation: &str,
     owner: bool,
+    build_only: bool,
 ) -> anyhow::Result<std::sync::Arc<dyn VectorIndex>> {
     use anyhow::Context;
-    Ok(match v.backend.as_str() {
-        "server" => {
-            let collection = if generation == "g000001" {
-                name.to_owned()
-            } else {
-                format!("{name}_{generation}")
-            };
-            std::sync::Arc::new(server::ServerIndex::open(&v.url, &collection, dim)?)
-        }
-        _ => {
-            anyhow::ensure!(
-                owner,
-                "the embedded vector engine lives in one process: run the api role together with project-qdrant, or use vectors.backend = \"server\""
-            );
-            let d = dir.join("index");
-            std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
-            std::sync::Arc::new(edge::EdgeIndex::open_with(
-                &d,
-                name,
-                dim,
-                edge::EdgeOptions {
-                    shards: v.shards,
-                    ..Default::default()
-                },
-            )?)
-        }
-    })
+    if !embedded(v) {
+        let collection = if generation == "g000001" {
+            name.to_owned()
+        } else {
+            format!("{name}_{generation}")
+        };
+        return Ok(std::sync::Arc::new(server::ServerIndex::open(
+            &v.url,
+            &collection,
+            dim,
+        )?));
+    }
+    anyhow::ensure!(
+        owner,
+        "the embedded vector engine lives in one process: run the api role together with project-qdrant, or use vectors.backend = \"server\""
+    );
+    let d = dir.join("index");
+    std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
+    Ok(std::sync::Arc::new(edge::EdgeIndex::open_with(
+        &d,
+        name,
+        dim,
+        edge::EdgeOptions {
+            shards: v.shards,
+            build_only,
+            ..Default::default()
+        },
+    )?))
+}
+
+/// Whether the configured backend is the embedded engine (else a Qdrant server).
+pub fn embedded(v: &crate::config::VectorsConfig) -> bool {
+    v.backend != "server"
 }
 
 /// The sink's marks of the generation in `dir` (`dir/marks`; one process holds them).

@@ -31,6 +31,12 @@ use parking_lot::Mutex;
 pub use reexports::*;
 /// kledger patch (`KLEDGER-PATCH.md`, change 4).
 pub use crate::segment::index::field_index::set_in_memory_appendable_indexes;
+/// kledger patch (`KLEDGER-PATCH.md`, change 6).
+pub use crate::segment::index::struct_payload_index::defer_memory_only_indexes;
+/// kledger patch (`KLEDGER-PATCH.md`, change 7).
+pub use crate::segment::payload_storage::mmap_payload_storage::{
+    RENDERED_PAYLOAD_KEY, render_payload_json,
+};
 use crate::segment::entry::ReadSegmentEntry as _;
 use crate::segment::segment_constructor::{load_segment, normalize_segment_dir};
 use crate::shard::files::{PAYLOAD_INDEX_CONFIG_FILE, SEGMENTS_PATH};

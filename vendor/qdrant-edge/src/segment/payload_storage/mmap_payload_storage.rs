@@ -16,8 +16,19 @@ use crate::segment::types::{OwnedPayloadRef, Payload, PayloadKeyTypeRef};
 
 const STORAGE_PATH: &str = "payload_storage";
 
+/// kledger patch (`KLEDGER-PATCH.md`, change 7): the key of a payload that carries its own
+/// JSON, already rendered. Such a payload (a point of an upsert) is stored as that JSON text;
+/// its other keys are what the segment's field indexes read. The writer must render the whole
+/// payload and keep every indexed field's value in the map: the engine trusts both. No stored
+/// payload has this key.
+pub const RENDERED_PAYLOAD_KEY: &str = "\u{0}kledger:rendered_json";
+
 impl Blob for Payload {
     fn to_bytes(&self) -> Vec<u8> {
+        // kledger patch (change 7): a payload rendered by its writer is stored as rendered.
+        if let Some(Value::String(json)) = self.0.get(RENDERED_PAYLOAD_KEY) {
+            return json.as_bytes().to_vec();
+        }
         // kledger patch (`KLEDGER-PATCH.md`, change 5): the same bytes as
         // `serde_json::to_vec(self)`, with strings that need no escaping copied whole.
         let mut out = Vec::with_capacity(512);
@@ -28,6 +39,16 @@ impl Blob for Payload {
     fn from_bytes(data: &[u8]) -> Self {
         serde_json::from_slice(data).unwrap()
     }
+}
+
+/// kledger patch (change 7): `payload` as the JSON text this storage writes for it (change 5's
+/// writer), for a writer that renders payloads itself ([`RENDERED_PAYLOAD_KEY`]).
+pub fn render_payload_json(payload: &serde_json::Map<String, Value>) -> String {
+    let mut out = Vec::with_capacity(1024);
+    write_object(&mut out, payload);
+    // The writer copies valid UTF-8 strings and ASCII punctuation (serde_json escapes the rest),
+    // so the lossy path never runs.
+    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// kledger patch (change 5): compact JSON, byte for byte what `serde_json::to_vec` writes

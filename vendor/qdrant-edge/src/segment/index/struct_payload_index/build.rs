@@ -80,7 +80,11 @@ impl StructPayloadIndex {
         &mut self,
         point_id: PointOffsetType,
     ) -> OperationResult<()> {
-        for (_, field_indexes) in self.field_indexes.iter_mut() {
+        for (field, field_indexes) in self.field_indexes.iter_mut() {
+            // kledger patch (change 6).
+            if super::deferred_field(self.deferring, &self.config, field, field_indexes) {
+                continue;
+            }
             for index in field_indexes {
                 index.remove_point(point_id)?;
             }

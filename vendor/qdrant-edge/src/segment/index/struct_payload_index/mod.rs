@@ -38,6 +38,53 @@ enum StorageType {
     GridstoreNonAppendable,
 }
 
+/// kledger patch (`KLEDGER-PATCH.md`, change 6): the directories whose segments defer their
+/// memory-only indexes (see [`defer_memory_only_indexes`]), once per registration.
+static DEFERRING_DIRS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// kledger patch (`KLEDGER-PATCH.md`, change 6). While on for `dir`, every segment that opens
+/// under `dir` (loaded, or created by an optimizer) leaves its memory-only payload indexes
+/// (change 4) alone on writes: a write stores the payload but adds nothing to those fields'
+/// indexes (nor their null indexes), because the segment rebuilds them from its payloads
+/// whenever it loads. Fields marked as tenant keys keep being indexed (optimizers group a
+/// sealed segment's points by them), and so do indexes kept on disk (bool ones, and everything
+/// in sealed segments). So a collection written this way answers filters on those fields wrongly
+/// until it is closed and opened again: meant for a collection that is built, not searched, and
+/// then reopened (kledger's rebuild). Calls nest: `on` and `off` for the same `dir` pair up.
+pub fn defer_memory_only_indexes(dir: &Path, on: bool) {
+    let mut dirs = DEFERRING_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if on {
+        dirs.push(dir.to_owned());
+    } else if let Some(i) = dirs.iter().position(|d| d == dir) {
+        dirs.remove(i);
+    }
+}
+
+fn defers_memory_only_indexes(path: &Path) -> bool {
+    DEFERRING_DIRS
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .iter()
+        .any(|d| path.starts_with(d))
+}
+
+/// kledger patch (change 6): whether a write leaves `field`'s `indexes` alone.
+pub(super) fn deferred_field(
+    deferring: bool,
+    config: &PayloadConfig,
+    field: &PayloadKeyType,
+    indexes: &[FieldIndex],
+) -> bool {
+    deferring
+        && indexes.iter().any(FieldIndex::is_memory_only)
+        && !config
+            .indices
+            .get(field)
+            .is_some_and(|f| f.schema.is_tenant())
+}
+
 /// `PayloadIndex` implementation, which actually uses index structures for providing faster search
 #[derive(Debug)]
 pub struct StructPayloadIndex {
@@ -56,6 +103,9 @@ pub struct StructPayloadIndex {
     pub(super) visited_pool: VisitedPool,
     /// Desired storage type for payload indices, used in builder to pick correct type
     storage_type: StorageType,
+    /// kledger patch (change 6): whether writes leave memory-only indexes alone
+    /// ([`defer_memory_only_indexes`]).
+    pub(super) deferring: bool,
 }
 
 impl StructPayloadIndex {
@@ -240,6 +290,7 @@ impl StructPayloadIndex {
             path: path.to_owned(),
             visited_pool: Default::default(),
             storage_type,
+            deferring: defers_memory_only_indexes(path),
         };
 
         if !index.config_path().exists() {

@@ -134,6 +134,10 @@ impl PayloadIndex for StructPayloadIndex {
             .overwrite(point_id, payload, hw_counter)?;
 
         for (field, field_index) in &mut self.field_indexes {
+            // kledger patch (change 6).
+            if super::deferred_field(self.deferring, &self.config, field, field_index) {
+                continue;
+            }
             let field_value = payload.get_value(field);
             if !field_value.is_empty() {
                 for index in field_index {
@@ -170,7 +174,10 @@ impl PayloadIndex for StructPayloadIndex {
         // a `&mut self` write path.
         let updated_payload = self.payload.borrow().get(point_id, hw_counter)?;
         for (field, field_index) in &mut self.field_indexes {
-            if !field.is_affected_by_value_set(&payload.0, key.as_ref()) {
+            if !field.is_affected_by_value_set(&payload.0, key.as_ref())
+                // kledger patch (change 6).
+                || super::deferred_field(self.deferring, &self.config, field, field_index)
+            {
                 continue;
             }
             let field_value = updated_payload.get_value(field);
@@ -193,7 +200,10 @@ impl PayloadIndex for StructPayloadIndex {
         key: PayloadKeyTypeRef,
         hw_counter: &HardwareCounterCell,
     ) -> OperationResult<Vec<Value>> {
-        if let Some(indexes) = self.field_indexes.get_mut(key) {
+        if let Some(indexes) = self.field_indexes.get_mut(key)
+            // kledger patch (change 6).
+            && !super::deferred_field(self.deferring, &self.config, key, indexes)
+        {
             for index in indexes {
                 index.remove_point(point_id)?;
             }

@@ -58,6 +58,25 @@ impl std::fmt::Debug for FieldIndex {
 }
 
 impl FieldIndex {
+    /// kledger patch (`KLEDGER-PATCH.md`, change 6): an appendable keyword, integer, float,
+    /// datetime or uuid index kept in memory only (change 4). A segment rebuilds such a field's
+    /// indexes (its null index too) from its payloads whenever it loads.
+    pub fn is_memory_only(&self) -> bool {
+        match self {
+            FieldIndex::IntIndex(index) => index.is_memory_only(),
+            FieldIndex::DatetimeIndex(index) => index.is_memory_only(),
+            FieldIndex::FloatIndex(index) => index.is_memory_only(),
+            FieldIndex::UuidIndex(index) => index.is_memory_only(),
+            FieldIndex::IntMapIndex(index) => index.is_memory_only(),
+            FieldIndex::KeywordIndex(index) => index.is_memory_only(),
+            FieldIndex::UuidMapIndex(index) => index.is_memory_only(),
+            FieldIndex::GeoIndex(_)
+            | FieldIndex::FullTextIndex(_)
+            | FieldIndex::BoolIndex(_)
+            | FieldIndex::NullIndex(_) => false,
+        }
+    }
+
     /// Borrow the underlying typed index as the full
     /// [`PayloadFieldIndex`] trait object — used for write/lifecycle
     /// methods (`flusher`, `files`, `immutable_files`).

@@ -389,6 +389,15 @@ where
         <Self as MapIndexRead<N>>::ram_usage_bytes(self)
     }
 
+    /// kledger patch (`KLEDGER-PATCH.md`, change 6): an appendable index kept in memory only,
+    /// which the segment rebuilds from its payloads whenever it loads.
+    pub fn is_memory_only(&self) -> bool {
+        match self {
+            MapIndex::Mutable(index) => !index.storage.is_persisted(),
+            MapIndex::Immutable(_) | MapIndex::Mmap(_) => false,
+        }
+    }
+
     pub fn is_on_disk(&self) -> bool {
         match self {
             MapIndex::Mutable(_) => false,

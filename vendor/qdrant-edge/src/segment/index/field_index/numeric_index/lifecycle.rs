@@ -129,6 +129,11 @@ where
         self.inner.is_on_disk()
     }
 
+    /// kledger patch (`KLEDGER-PATCH.md`, change 6): see `MapIndex::is_memory_only`.
+    pub fn is_memory_only(&self) -> bool {
+        self.inner.is_memory_only()
+    }
+
     pub fn populate(&self) -> OperationResult<()> {
         self.inner.populate()
     }

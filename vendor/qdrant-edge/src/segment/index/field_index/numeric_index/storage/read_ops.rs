@@ -173,6 +173,14 @@ where
         self.values_range(start, end, hw_counter)
     }
 
+    /// kledger patch (`KLEDGER-PATCH.md`, change 6): see `MapIndex::is_memory_only`.
+    pub fn is_memory_only(&self) -> bool {
+        match self {
+            NumericIndexInner::Mutable(index) => !index.storage.is_persisted(),
+            NumericIndexInner::Immutable(_) | NumericIndexInner::Mmap(_) => false,
+        }
+    }
+
     pub fn is_on_disk(&self) -> bool {
         match self {
             NumericIndexInner::Mutable(_) => false,
