@@ -194,8 +194,8 @@ fn roles_in_separate_processes_serve_reads_from_the_processors_views() {
 }
 
 /// The README's first command and the operations commands on the embedded default: `kledger
-/// run --demo` (embedded broker, no configuration), then `replay verify` and `rebuild views`
-/// against it while it runs, then `state digest` after it stopped, and a restart that
+/// run --demo` (embedded broker, no configuration), then `replay verify`, `rebuild views` and
+/// `rebuild qdrant` against it while it runs, then `state digest` after it stopped, and a restart that
 /// continues.
 #[test]
 fn commands_work_on_the_embedded_default() {
@@ -261,6 +261,18 @@ fn commands_work_on_the_embedded_default() {
     assert!(ok && text.contains("replay verify: ok"), "{text}");
     let (ok, text) = kledger(&["rebuild", "views", "--quiet"]);
     assert!(ok && text.contains("generation g000002 active"), "{text}");
+    // The embedded vector engine's collection is rebuilt by another process while this one
+    // serves the live one, and swapped in by it.
+    let (ok, text) = kledger(&["rebuild", "qdrant", "--quiet"]);
+    assert!(ok && text.contains("generation g000002 active"), "{text}");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while dir.path().join("data/vectors/g000001").exists() {
+        assert!(
+            Instant::now() < deadline,
+            "the running kledger did not swap in the rebuilt vectors"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
     stop(first);
     let (ok, digest) = kledger(&["state", "digest"]);
     assert!(ok && digest.trim().len() == 64, "{digest}");
