@@ -129,24 +129,20 @@ fn main() {
         println!("run {run}: raw read_committed read of the outbox: {n} records, {r:.0}/s");
         raw.push(r);
 
-        if selected("views") {
-            let (report, s) = timed(|| rebuild(&c, Projection::Views, false).expect("views"));
+        for (part, projection, rates) in [
+            ("views", Projection::Views, &mut views),
+            ("qdrant", Projection::Vectors, &mut vectors),
+        ] {
+            if !selected(part) {
+                continue;
+            }
+            let (report, s) = timed(|| rebuild(&c, projection, false).expect(part));
             let r = report.records as f64 / s;
             println!(
-                "run {run}: rebuild views: {} records, {r:.0}/s",
+                "run {run}: rebuild {part}: {} records, {r:.0}/s",
                 report.records
             );
-            views.push(r);
-        }
-
-        if selected("qdrant") {
-            let (report, s) = timed(|| rebuild(&c, Projection::Vectors, false).expect("vectors"));
-            let r = report.records as f64 / s;
-            println!(
-                "run {run}: rebuild qdrant: {} records, {r:.0}/s",
-                report.records
-            );
-            vectors.push(r);
+            rates.push(r);
         }
 
         if !selected("verify") {
@@ -170,19 +166,14 @@ fn main() {
         records.len()
     );
     println!("  raw read {raw:.0}/s");
-    if !views.is_empty() {
-        let views = median(views);
-        println!(
-            "  rebuild views {views:.0}/s, ratio {:.2} (goal ≥ 0.50)",
-            views / raw
-        );
-    }
-    if !vectors.is_empty() {
-        let vectors = median(vectors);
-        println!(
-            "  rebuild qdrant {vectors:.0}/s, ratio {:.2} (goal ≥ 0.50)",
-            vectors / raw
-        );
+    for (part, rates) in [("views", views), ("qdrant", vectors)] {
+        if !rates.is_empty() {
+            let rate = median(rates);
+            println!(
+                "  rebuild {part} {rate:.0}/s, ratio {:.2} (goal ≥ 0.50)",
+                rate / raw
+            );
+        }
     }
     if !verify.is_empty() {
         let verify = median(verify);

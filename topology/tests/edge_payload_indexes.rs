@@ -158,19 +158,7 @@ fn appendable_indexes_are_rebuilt_from_the_payloads_and_either_layout_opens() {
     };
     let mut live: Vec<Option<Fields>> = (0..400).map(|i| Some(fields(i, 0))).collect();
     let write = |index: &EdgeIndex, live: &mut [Option<Fields>], round: i64| {
-        // Rewrites every third point with new values and deletes every seventh.
-        let mut upserts = Vec::new();
-        let mut deletes = Vec::new();
-        for (i, slot) in live.iter_mut().enumerate() {
-            if i % 7 == 3 {
-                deletes.push(id(i));
-                *slot = None;
-            } else if i % 3 == usize::try_from(round).unwrap() % 3 {
-                let f = fields(i + 1, round);
-                upserts.push(point(i, &f));
-                *slot = Some(f);
-            }
-        }
+        let (upserts, deletes) = round_writes(live, round);
         index.write_batch(upserts, &deletes).unwrap();
     };
 

@@ -194,15 +194,30 @@ fn assert_filtered_counts(c: &Config, generation: &str, points: &Scanned) {
     assert!(matching >= 20, "too few filters match: {filters:?}");
 }
 
+/// A configuration under `dir` for consumer group `group` (its topics created, vectors on or
+/// off), with `n` generated intents over `accounts` accounts (seed `seed`) published; with each
+/// account's last commit_seq.
+fn published(
+    b: &TestBroker,
+    dir: &Path,
+    group: &str,
+    vectors: bool,
+    (seed, accounts, n): (u64, usize, usize),
+) -> (Config, BTreeMap<String, i64>) {
+    let mut c = config(&b.bootstrap, dir, PARTITIONS, group);
+    c.vectors.enabled = vectors;
+    create_topics(b, &c);
+    let records = stream(seed, accounts, n);
+    publish_all(&c, &records);
+    let seqs = last_seqs(&c, &records);
+    (c, seqs)
+}
+
 #[test]
 fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
-    let c = config(&b.bootstrap, dir.path(), PARTITIONS, "rebuild");
-    create_topics(&b, &c);
-    let records = stream(31, 30, 3_000);
-    publish_all(&c, &records);
-    let seqs = last_seqs(&c, &records);
+    let (c, seqs) = published(&b, dir.path(), "rebuild", true, (31, 30, 3_000));
     let running = run_until_projected(&b, &c, &seqs);
     let views = Generations::new(&c.views.dir).unwrap();
     assert_eq!(views.active().unwrap().as_deref(), Some("g000001"));
@@ -324,12 +339,7 @@ fn kill_until_rebuilt(
 fn a_rebuild_killed_at_random_points_resumes_and_ends_equal() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
-    let mut c = config(&b.bootstrap, dir.path(), PARTITIONS, "rebuild-kill");
-    c.vectors.enabled = false;
-    create_topics(&b, &c);
-    let records = stream(32, 60, 8_000);
-    publish_all(&c, &records);
-    let seqs = last_seqs(&c, &records);
+    let (c, seqs) = published(&b, dir.path(), "rebuild-kill", false, (32, 60, 8_000));
     let running = run_until_projected(&b, &c, &seqs);
     b.rt.block_on(running.stop()).unwrap();
     let views = Generations::new(&c.views.dir).unwrap();
@@ -348,11 +358,13 @@ fn a_rebuild_killed_at_random_points_resumes_and_ends_equal() {
 fn a_vector_rebuild_killed_at_random_points_resumes_and_ends_equal() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
-    let c = config(&b.bootstrap, dir.path(), PARTITIONS, "rebuild-kill-vectors");
-    create_topics(&b, &c);
-    let records = stream(33, 40, 4_000);
-    publish_all(&c, &records);
-    let seqs = last_seqs(&c, &records);
+    let (c, seqs) = published(
+        &b,
+        dir.path(),
+        "rebuild-kill-vectors",
+        true,
+        (33, 40, 4_000),
+    );
     let vectors = Generations::new(&c.vectors.dir).unwrap();
     // Ready means each sink reached the outbox's end once; the vector sink may still be behind
     // the views. Its marks say where it is (read once kledger stops: the sink holds them).

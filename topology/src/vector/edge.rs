@@ -784,6 +784,7 @@ impl VectorIndex for EdgeIndex {
         f: &Value,
         limit: usize,
     ) -> Result<Vec<(Uuid, f32)>, VectorError> {
+        self.searchable()?;
         let (q, using) = match vector {
             QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
             QueryVector::Sparse(s) => (
@@ -791,7 +792,6 @@ impl VectorIndex for EdgeIndex {
                 SPARSE,
             ),
         };
-        self.searchable()?;
         let filter = filter(f)?;
         let mut hits = Vec::new();
         for shard in &self.shards {
