@@ -16,10 +16,12 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # Debian packages the native dependencies need: librdkafka (gcc, make, zlib), RocksDB (g++,
 # libclang for bindgen), tansu's sqlite (cmake for some builds).
 PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev)
+# The tests also scrape kledger with a real Prometheus server and check the alert rules.
+TEST_PACKAGES=(prometheus)
 
 setup() {
   local missing=()
-  for p in "${PACKAGES[@]}"; do
+  for p in "${PACKAGES[@]}" "$@"; do
     dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
   done
   if ((${#missing[@]})); then
@@ -68,7 +70,7 @@ case "${1:-}" in
     exec "$CARGO_TARGET_DIR/debug/kledger" run --demo examples/intents.jsonl
     ;;
   test)
-    setup
+    setup "${TEST_PACKAGES[@]}"
     setup_python
     cargo fmt --all -- --check
     cargo test --workspace

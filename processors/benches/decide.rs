@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::hint::black_box;
 use std::time::Instant;
 
-use kledger_processors::{AccountState, Head, RecordMeta, decide, decide_owned};
+use kledger_processors::{AccountState, Head, Limits, RecordMeta, decide, decide_owned};
 use kledger_schemas::avro::{NoRegistry, decode, encode_single_object};
 use kledger_schemas::{Intent, Op, Status};
 
@@ -50,7 +50,7 @@ fn intent_for(i: usize, action: &str, head: i64, ops: usize) -> Intent {
 
 /// Folds a commit into a state value (what the runner's store would load next time).
 fn fold(state: &mut AccountState, d: &kledger_processors::Decision) {
-    let Some(c) = &d.commit else { return };
+    let Some(c) = d.commit() else { return };
     state.head = Head {
         seq: c.commit_seq,
         hash: c.head_hash.clone(),
@@ -79,6 +79,7 @@ fn warm() -> BTreeMap<String, AccountState> {
                     partition: 0,
                     offset: n,
                 },
+                &Limits::default(),
             );
             fold(&mut s, &d);
         }
@@ -102,10 +103,11 @@ fn sample(states: &BTreeMap<String, AccountState>, inputs: &[Vec<u8>]) -> f64 {
                 partition: 3,
                 offset: n as i64,
             },
+            &Limits::default(),
         );
         // The payloads the processor hands to its producer: the sealed commit record, the receipt.
         let receipt = encode_single_object(&d.receipt);
-        black_box((&d.commit_record, &receipt));
+        black_box((&d.records, &receipt));
     }
     inputs.len() as f64 / start.elapsed().as_secs_f64()
 }

@@ -39,8 +39,14 @@ impl Default for Head {
 pub struct ActionEntry {
     /// Hex digest of the committed payload.
     pub digest: String,
-    /// The commit it produced.
+    /// The commit it produced (of a split purge: the last commit folded so far).
     pub commit_seq: i64,
+    /// More commits of the action are due: a purge split into bounded commits was cut off
+    /// (a crash) after this one. The same intent read again continues it.
+    pub continues: bool,
+    /// Whether the action's commits say `rebased` (a continued purge keeps its first
+    /// commit's answer, so a crash between parts leaves the same bytes).
+    pub rebased: bool,
 }
 
 /// What `decide` sees of an account: exactly the parts [`needs`] names, loaded by the runner.

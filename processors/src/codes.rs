@@ -127,6 +127,13 @@ codes! {
     HeadMoved = "head_moved",
     /// The slot holds an active fact the intent does not target.
     SlotOccupied = "slot_occupied",
+    // ---- the record budget (rejected) ----
+    /// The commit the intent would produce is larger than the record budget
+    /// (`limits.record_bytes_max`), e.g. an amend of many large rows: split the intent.
+    CommitTooLarge = "commit_too_large",
+    /// The broker refused to write the intent's commit for a reason a retry cannot fix (its
+    /// size or content); nothing was committed and the partition moved on.
+    RecordRefused = "record_refused",
     // ---- JSON ingress (rejected) ----
     /// The JSON form could not be parsed into an intent.
     MalformedJson = "malformed_json",

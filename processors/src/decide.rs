@@ -6,6 +6,8 @@
 
 use std::collections::BTreeSet;
 
+use kledger_schemas::avro::AvroCodec;
+use kledger_schemas::limits::RECORD_BYTES_DEFAULT;
 use kledger_schemas::{
     AssertOp, Change, Commit, CommitOp, Evidence, Extractor, HeadPolicy, Intent, Locator, Op,
     Outcome, Receipt, Row, Source, StaleTarget, Status, Tenant, WriteReason,
@@ -29,22 +31,59 @@ pub struct RecordMeta {
     pub offset: i64,
 }
 
-/// The result of `decide`: a receipt, and the commit when the outcome is `committed`.
+/// The bounds a decision keeps: part of the decision, like the rules (replay verify must run
+/// with the same values as the processor it checks).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// The record budget: the largest record (value bytes, single-object framing) kledger
+    /// writes. A commit over it is `rejected` (`commit_too_large`); a purge is split into
+    /// commits that each fit.
+    pub record_bytes_max: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            record_bytes_max: RECORD_BYTES_DEFAULT,
+        }
+    }
+}
+
+/// The result of `decide`: a receipt, and the commits when the outcome is `committed`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decision {
     /// The receipt (every outcome).
     pub receipt: Receipt,
-    /// The commit (outcome `committed` only).
-    pub commit: Option<Commit>,
-    /// The commit as a single-object encoded record (the outbox payload), encoded once while
-    /// sealing it.
-    pub commit_record: Option<Vec<u8>>,
+    /// The commits (outcome `committed` only), in seq order: one, or several for a purge too
+    /// large for one record (all but the last say `continues`).
+    pub commits: Vec<Commit>,
+    /// Each commit as a single-object encoded record (the outbox payload), encoded once while
+    /// sealing it; `records[i]` is `commits[i]`.
+    pub records: Vec<Vec<u8>>,
 }
 
 impl Decision {
     /// The outcome.
     pub fn outcome(&self) -> Outcome {
         self.receipt.outcome
+    }
+
+    /// The commit, or the last of several.
+    pub fn commit(&self) -> Option<&Commit> {
+        self.commits.last()
+    }
+
+    /// The commit, or the last of several, by value.
+    pub fn into_commit(mut self) -> Option<Commit> {
+        self.commits.pop()
+    }
+
+    fn answer(receipt: Receipt) -> Self {
+        Self {
+            receipt,
+            commits: Vec::new(),
+            records: Vec::new(),
+        }
     }
 }
 
@@ -90,11 +129,7 @@ fn not_committed(
         outcome,
         Some(reason),
     );
-    Decision {
-        receipt: r,
-        commit: None,
-        commit_record: None,
-    }
+    Decision::answer(r)
 }
 
 fn stale(memory_id: &str, row: Option<&Row>) -> StaleTarget {
@@ -106,13 +141,23 @@ fn stale(memory_id: &str, row: Option<&Row>) -> StaleTarget {
     }
 }
 
-/// Rules 1–6 for one intent against its account's state.
-pub fn decide(state: &AccountState, intent: &Intent, meta: &RecordMeta) -> Decision {
-    decide_owned(state, intent.clone(), meta)
+/// Rules 1–6 for one intent against its account's state, within `limits`.
+pub fn decide(
+    state: &AccountState,
+    intent: &Intent,
+    meta: &RecordMeta,
+    limits: &Limits,
+) -> Decision {
+    decide_owned(state, intent.clone(), meta, limits)
 }
 
 /// [`decide`] on an intent the caller owns: the commit's rows take its fields without copying.
-pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> Decision {
+pub fn decide_owned(
+    state: &AccountState,
+    owned: Intent,
+    meta: &RecordMeta,
+    limits: &Limits,
+) -> Decision {
     let intent = &owned;
     // Rule 1: validate.
     if let Err(reason) = validate::validate(intent, meta.timestamp) {
@@ -121,6 +166,11 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
     // Rule 2: idempotency.
     let digest = ids::intent_digest(intent);
     if let Some(entry) = &state.action {
+        if entry.digest == digest && entry.continues {
+            // A purge split into several commits was cut off after some of them (a crash):
+            // the same intent, read again, commits the rest, byte for byte as it would have.
+            return purge(state, intent, meta, digest, Some(entry.rebased), limits);
+        }
         if entry.digest == digest {
             let mut r = receipt(
                 &intent.action_id,
@@ -131,11 +181,7 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
                 None,
             );
             r.commit_seq = Some(entry.commit_seq);
-            return Decision {
-                receipt: r,
-                commit: None,
-                commit_record: None,
-            };
+            return Decision::answer(r);
         }
         let reason = Reason::new(
             Code::ActionReused,
@@ -165,7 +211,7 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
     let head_moved = intent.planned_against.head_seq != state.head.seq;
     // Purge outranks everything: no head, target-revision or authority check.
     if intent.ops.iter().all(|op| matches!(op, Op::Purge(_))) {
-        return purge(state, intent, meta, digest, head_moved);
+        return purge(state, intent, meta, digest, Some(head_moved), limits);
     }
     // Rule 3: head, with target revisions (a stale target never blind-writes).
     let mut stale_targets = Vec::new();
@@ -280,28 +326,26 @@ pub fn decide_owned(state: &AccountState, owned: Intent, meta: &RecordMeta) -> D
             .count(),
         provenance: Some((tenant, source, extractor)),
     };
-    match build_commit(state, creator, ops) {
-        Ok(ops) => finish(
-            state,
+    let sealed = build_commit(state, creator, ops).and_then(|ops| {
+        let header = Header {
             ids,
             meta,
             digest,
-            head_moved,
-            state.head.generation,
-            ops,
-        ),
-        Err(reason) => Decision {
-            receipt: receipt(
-                &action_id,
-                &account_id,
-                state,
-                meta,
-                Outcome::Rejected,
-                Some(reason),
-            ),
-            commit: None,
-            commit_record: None,
-        },
+            rebased: head_moved,
+            generation: state.head.generation,
+        };
+        seal_parts(state, &header, vec![ops], limits)
+    });
+    match sealed {
+        Ok(d) => d,
+        Err(reason) => Decision::answer(receipt(
+            &action_id,
+            &account_id,
+            state,
+            meta,
+            Outcome::Rejected,
+            Some(reason),
+        )),
     }
 }
 
@@ -542,22 +586,81 @@ pub fn tombstone(mut row: Row) -> Row {
     row
 }
 
+/// Bytes a commit of `account_id`'s action `action_id` takes besides its ops, at most:
+/// framing, ids, the three hashes, the longs at their widest varints, the ops array's count
+/// and end.
+pub fn commit_overhead_bytes(account_id: &str, action_id: &str) -> usize {
+    const LONGS: usize = 5; // commit_seq, recorded_at, intent_offset, generation, block count
+    kledger_schemas::avro::SINGLE_OBJECT_HEADER
+        + 2 * 10 // length prefixes of account and action ids
+        + account_id.len()
+        + action_id.len()
+        + 3 * (64 + 2) // prev_hash, head_hash, intent_digest
+        + 5 // intent_partition (an int)
+        + LONGS * 10
+        + 3 // rebased, continues, the array's end
+}
+
+/// Bytes one row change takes in a commit at most, whatever commit it lands in: the row's
+/// encoding (with `commit_seq` 0) plus the widest varint a seq can take, plus the op's change
+/// tag. Only seq-independent sizes decide where a split purge cuts, so a purge continued after
+/// a crash cuts where the uninterrupted one would have.
+pub fn op_bytes(row: &Row) -> usize {
+    let mut row_seq0 = Vec::with_capacity(256);
+    row.encode(&mut row_seq0);
+    let seq_bytes = {
+        let mut b = Vec::with_capacity(10);
+        row.commit_seq.encode(&mut b);
+        b.len()
+    };
+    row_seq0.len() - seq_bytes + 10 + 1
+}
+
+/// Where a split purge cuts: the number of row changes in each commit, for changes of
+/// `sizes` bytes (from [`op_bytes`]) in order. A commit takes changes while they fit in the
+/// record budget beside [`commit_overhead_bytes`], and at least one; no changes make one empty
+/// commit.
+pub fn split_sizes(
+    overhead_bytes: usize,
+    sizes: impl IntoIterator<Item = usize>,
+    limits: &Limits,
+) -> Vec<usize> {
+    let room = limits.record_bytes_max.saturating_sub(overhead_bytes);
+    let mut parts = vec![0usize];
+    let mut used = 0usize;
+    for n in sizes {
+        let last = parts.last_mut().expect("parts start with one");
+        if *last > 0 && used + n > room {
+            parts.push(0);
+            used = 0;
+        }
+        used += n;
+        *parts.last_mut().expect("just pushed") += 1;
+    }
+    parts
+}
+
+/// Privacy deletion. `rebased` is the head check's answer for a new purge, or the recorded one
+/// for a purge continued after a crash between its commits (`state.action` then names it).
+///
+/// The tombstones go into as many commits as the record budget needs, cut by size in memory
+/// id order; every commit but the last says `continues`, and only the last records the action.
 fn purge(
     state: &AccountState,
     intent: &Intent,
     meta: &RecordMeta,
     digest: String,
-    head_moved: bool,
+    rebased: Option<bool>,
+    limits: &Limits,
 ) -> Decision {
+    let continuing = state.action.as_ref().is_some_and(|a| a.continues);
     let whole = intent
         .ops
         .iter()
         .any(|op| matches!(op, Op::Purge(p) if p.whole_account));
-    let generation = state.head.generation + i64::from(whole);
-    let stamp = Stamp {
-        seq: state.head.seq + 1,
-        generation,
-    };
+    // A continued whole-account purge already bumped the generation with its first commit.
+    let generation = state.head.generation + i64::from(whole && !continuing);
+    let stamp = Stamp { seq: 0, generation };
     let mut selected: Vec<&str> = Vec::new();
     for op in &intent.ops {
         let Op::Purge(p) = op else { continue };
@@ -581,6 +684,10 @@ fn purge(
             selected.extend(state.rows.keys().map(String::as_str));
         }
     }
+    let ids = Ids {
+        account_id: &intent.account_id,
+        action_id: &intent.action_id,
+    };
     let mut seen = BTreeSet::new();
     let mut ops = Vec::new();
     for id in selected {
@@ -597,58 +704,115 @@ fn purge(
             row,
         });
     }
-    let ids = Ids {
-        account_id: &intent.account_id,
-        action_id: &intent.action_id,
+    let cuts = split_sizes(
+        commit_overhead_bytes(ids.account_id, ids.action_id),
+        ops.iter().map(|o| op_bytes(&o.row)),
+        limits,
+    );
+    let mut ops = ops.into_iter();
+    let parts: Vec<Vec<CommitOp>> = cuts
+        .into_iter()
+        .map(|n| ops.by_ref().take(n).collect())
+        .collect();
+    let header = Header {
+        ids,
+        meta,
+        digest,
+        rebased: rebased.unwrap_or(false),
+        generation,
     };
-    finish(state, ids, meta, digest, head_moved, generation, ops)
+    seal_parts(state, &header, parts, limits)
+        .unwrap_or_else(|reason| not_committed(intent, state, meta, Outcome::Rejected, reason))
 }
 
-fn finish(
-    state: &AccountState,
-    ids: Ids<'_>,
-    meta: &RecordMeta,
+/// What every commit of one decision repeats.
+struct Header<'a> {
+    ids: Ids<'a>,
+    meta: &'a RecordMeta,
     digest: String,
     rebased: bool,
     generation: i64,
-    ops: Vec<CommitOp>,
-) -> Decision {
-    let mut commit = Commit {
-        account_id: ids.account_id.to_owned(),
-        commit_seq: state.head.seq + 1,
-        prev_hash: state.head.hash.clone(),
-        head_hash: String::new(),
-        action_id: ids.action_id.to_owned(),
-        intent_digest: digest,
-        recorded_at: meta.timestamp,
-        intent_partition: meta.partition,
-        intent_offset: meta.offset,
-        generation,
-        rebased,
-        ops,
-    };
-    let record = ids::seal(&mut commit);
+}
+
+/// Seals `parts` as consecutive commits after the head (rows take each commit's seq) and
+/// answers `committed` with the last one; a commit over the record budget answers
+/// `commit_too_large` instead.
+fn seal_parts(
+    state: &AccountState,
+    h: &Header<'_>,
+    parts: Vec<Vec<CommitOp>>,
+    limits: &Limits,
+) -> Result<Decision, Reason> {
+    // The budget is held by seq- and position-independent sizes (an upper bound of the
+    // encoding), so the answer depends only on the account's history and the intent.
+    let overhead = commit_overhead_bytes(h.ids.account_id, h.ids.action_id);
+    for ops in &parts {
+        let bytes = overhead + ops.iter().map(|o| op_bytes(&o.row)).sum::<usize>();
+        if bytes > limits.record_bytes_max {
+            return Err(Reason::new(
+                Code::CommitTooLarge,
+                format!(
+                    "the commit would take up to {bytes} bytes, over the record budget of {} bytes",
+                    limits.record_bytes_max
+                ),
+            ));
+        }
+    }
+    let last = parts.len().saturating_sub(1);
+    let mut commits = Vec::with_capacity(parts.len());
+    let mut records = Vec::with_capacity(parts.len());
+    let mut prev_hash = state.head.hash.clone();
+    for (i, mut ops) in parts.into_iter().enumerate() {
+        let seq = state.head.seq + 1 + i as i64;
+        for op in &mut ops {
+            op.row.commit_seq = seq;
+        }
+        let mut commit = Commit {
+            account_id: h.ids.account_id.to_owned(),
+            commit_seq: seq,
+            prev_hash: std::mem::take(&mut prev_hash),
+            head_hash: String::new(),
+            action_id: h.ids.action_id.to_owned(),
+            intent_digest: h.digest.clone(),
+            recorded_at: h.meta.timestamp,
+            intent_partition: h.meta.partition,
+            intent_offset: h.meta.offset,
+            generation: h.generation,
+            rebased: h.rebased,
+            ops,
+            continues: i < last,
+        };
+        let record = ids::seal(&mut commit);
+        debug_assert!(
+            record.len() <= limits.record_bytes_max,
+            "the size bound holds the encoding"
+        );
+        prev_hash = commit.head_hash.clone();
+        commits.push(commit);
+        records.push(record);
+    }
+    let final_commit = commits.last().expect("at least one part");
     let mut r = receipt(
-        ids.action_id,
-        ids.account_id,
+        h.ids.action_id,
+        h.ids.account_id,
         state,
-        meta,
+        h.meta,
         Outcome::Committed,
         None,
     );
-    r.commit_seq = Some(commit.commit_seq);
-    r.rebased = rebased;
-    r.head_seq = commit.commit_seq;
-    r.head_hash = commit.head_hash.clone();
-    r.memory_ids = commit
-        .ops
+    r.commit_seq = Some(final_commit.commit_seq);
+    r.rebased = h.rebased;
+    r.head_seq = final_commit.commit_seq;
+    r.head_hash = final_commit.head_hash.clone();
+    r.memory_ids = commits
         .iter()
+        .flat_map(|c| &c.ops)
         .filter(|o| o.change == Change::Created)
         .map(|o| o.row.memory_id.clone())
         .collect();
-    Decision {
+    Ok(Decision {
         receipt: r,
-        commit: Some(commit),
-        commit_record: Some(record),
-    }
+        commits,
+        records,
+    })
 }

@@ -272,16 +272,30 @@ pub fn intent_digest(intent: &Intent) -> String {
     to_hex(&h.finish())
 }
 
-/// The head hash of `commit`: SHA-256(prev_hash bytes ‖ Avro bytes of the commit with an empty
-/// `head_hash`). `commit.head_hash` is left as it was.
+/// The head hash of `commit`: SHA-256(prev_hash bytes ‖ canonical bytes of the commit with an
+/// empty `head_hash`). `commit.head_hash` is left as it was.
 pub fn head_hash(commit: &mut Commit) -> String {
     let claimed = std::mem::take(&mut commit.head_hash);
     let hash = with_buffer(|buf| {
         commit.encode(buf);
-        chained(&commit.prev_hash, buf)
+        chained(&commit.prev_hash, canonical(commit, buf))
     });
     commit.head_hash = claimed;
     hash
+}
+
+/// The bytes a commit's head hash covers, given its Avro encoding: the encoding, without the
+/// trailing `continues` field when it is false. A commit that does not continue hashes as the
+/// first commit schema (which had no such field) encoded it, so every chain written before the
+/// field existed verifies unchanged.
+fn canonical<'a>(commit: &Commit, encoded: &'a [u8]) -> &'a [u8] {
+    if commit.continues {
+        encoded
+    } else {
+        // `false` is the single byte 0x00, the last field.
+        debug_assert_eq!(encoded.last(), Some(&0));
+        &encoded[..encoded.len().saturating_sub(1)]
+    }
 }
 
 /// Hex SHA-256(prev_hash bytes ‖ canonical commit bytes). A malformed prev_hash hashes as its
@@ -304,7 +318,10 @@ pub fn seal(commit: &mut Commit) -> Vec<u8> {
     let mut record = Vec::with_capacity(2048);
     record.extend_from_slice(&single_object_header::<Commit>());
     commit.encode(&mut record);
-    commit.head_hash = chained(&commit.prev_hash, &record[SINGLE_OBJECT_HEADER..]);
+    commit.head_hash = chained(
+        &commit.prev_hash,
+        canonical(commit, &record[SINGLE_OBJECT_HEADER..]),
+    );
     // The empty head_hash is one 0x00 byte after account_id, commit_seq and prev_hash.
     let mut at = SINGLE_OBJECT_HEADER;
     at += encoded_len(&commit.account_id);

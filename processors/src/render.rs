@@ -5,6 +5,7 @@
 //! line that does not fit is skipped and the next (lower-ranked) line is tried, so one long
 //! line cannot hide every line after it.
 
+use kledger_schemas::avro::AvroCodec;
 use kledger_schemas::{AssertionClass, Kind, Row, SensitivityLevel, SubjectScope, View, WatchItem};
 
 /// Profile budget.
@@ -110,8 +111,21 @@ pub fn watchlist<'a, I: IntoIterator<Item = &'a Row>>(rows: I, as_of: i64) -> Ve
     items
 }
 
-/// Renders an account's view from its current rows at `as_of`.
-pub fn view<'a, I>(account_id: &str, generation: i64, commit_seq: i64, as_of: i64, rows: I) -> View
+/// Bytes a view record keeps free of watch items beyond its other fields: the array's count
+/// and end, and the truncation flag.
+const VIEW_SLACK_BYTES: usize = 32;
+
+/// Renders an account's view from its current rows at `as_of`, within `record_bytes_max` (the
+/// record budget, single-object framing included): the watchlist keeps whole items in memory
+/// id order while they fit, and says `watchlist_truncated` when one did not.
+pub fn view<'a, I>(
+    account_id: &str,
+    generation: i64,
+    commit_seq: i64,
+    as_of: i64,
+    rows: I,
+    record_bytes_max: usize,
+) -> View
 where
     I: IntoIterator<Item = &'a Row> + Clone,
 {
@@ -121,16 +135,35 @@ where
             .filter(|r| r.kind == kind && r.is_current(as_of))
             .count() as i64
     };
-    View {
+    let mut view = View {
         account_id: account_id.to_owned(),
         generation,
         commit_seq,
         as_of,
         profile: profile(rows.clone(), as_of),
         playbook_index: playbook_index(rows.clone(), as_of),
-        watchlist: watchlist(rows.clone(), as_of),
+        watchlist: Vec::new(),
         active_facts: count(Kind::Fact),
         active_documents: count(Kind::Document),
         active_triggers: count(Kind::Trigger),
+        watchlist_truncated: false,
+    };
+    let mut used =
+        kledger_schemas::avro::SINGLE_OBJECT_HEADER + encoded_len(&view) + VIEW_SLACK_BYTES;
+    for item in watchlist(rows, as_of) {
+        let n = encoded_len(&item);
+        if used + n > record_bytes_max {
+            view.watchlist_truncated = true;
+            break;
+        }
+        used += n;
+        view.watchlist.push(item);
     }
+    view
+}
+
+fn encoded_len<T: AvroCodec>(v: &T) -> usize {
+    let mut buf = Vec::with_capacity(256);
+    v.encode(&mut buf);
+    buf.len()
 }

@@ -51,5 +51,14 @@ pub const CURATION_WEIGHT_MAX: i32 = 100;
 /// Timestamps (ms since the Unix epoch) must be in `0..TIMESTAMP_MS_END`: the 48-bit range of a
 /// ULID's time part (year 10889).
 pub const TIMESTAMP_MS_END: i64 = 1 << 48;
-/// An encoded record on a topic: at most 1 MiB.
-pub const RECORD_BYTES_MAX: usize = 1 << 20;
+/// The record budget by default (`limits.record_bytes_max`): the largest record value kledger
+/// accepts or writes on any topic, 1 MiB.
+pub const RECORD_BYTES_DEFAULT: usize = 1 << 20;
+/// The smallest record budget allowed: every tombstone, receipt and view fits in it, so a purge
+/// can always be split and every intent answered.
+pub const RECORD_BYTES_MIN: usize = 512 << 10;
+/// The largest record budget allowed, and the most any decoder reads: 16 MiB.
+pub const RECORD_BYTES_CEILING: usize = 16 << 20;
+/// Bytes a Kafka record may take besides its value (key, headers, record and batch framing):
+/// the broker and client limits kledger sets are the budget plus this.
+pub const RECORD_OVERHEAD_BYTES: usize = 64 << 10;

@@ -8,4 +8,8 @@ pub const ALL: &[&str] = &[
     include_str!("../avro/released/commit.v1.avsc"),
     include_str!("../avro/released/receipt.v1.avsc"),
     include_str!("../avro/released/view.v1.avsc"),
+    // Wave 2: `Commit.continues` (purges split into bounded commits) and
+    // `View.watchlist_truncated` (the watchlist fitted into the record budget).
+    include_str!("../avro/released/commit.v2.avsc"),
+    include_str!("../avro/released/view.v2.avsc"),
 ];

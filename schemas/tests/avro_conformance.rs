@@ -147,7 +147,7 @@ fn framing_errors_have_codes() {
         (good[..good.len() - 1].to_vec(), "truncated"),
         ([good.as_slice(), &[0]].concat(), "trailing_bytes"),
         (
-            vec![0u8; kledger_schemas::limits::RECORD_BYTES_MAX + 1],
+            vec![0u8; kledger_schemas::limits::RECORD_BYTES_CEILING + 1],
             "oversize",
         ),
     ];

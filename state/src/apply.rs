@@ -2,7 +2,7 @@
 //! `kledger apply`: decide each intent against state plus this batch's pending writes, fold
 //! each commit into the batch, hand back one write set to make durable after delivery.
 
-use kledger_processors::{AccountState, Decision, RecordMeta, decide_owned, needs};
+use kledger_processors::{AccountState, Decision, Limits, RecordMeta, decide_owned, needs};
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::limits::ACTION_ID_CHARS_MAX;
 use kledger_schemas::{Intent, Row};
@@ -100,13 +100,15 @@ pub fn load<R: StateRead + ?Sized>(
 #[derive(Debug)]
 pub struct Applier<'a, S: StateRead + ?Sized> {
     overlay: Overlay<'a, S>,
+    limits: Limits,
 }
 
 impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
-    /// A batch over `base`.
-    pub fn new(base: &'a S) -> Self {
+    /// A batch over `base`, deciding within `limits`.
+    pub fn new(base: &'a S, limits: Limits) -> Self {
         Self {
             overlay: Overlay::new(base),
+            limits,
         }
     }
 
@@ -122,8 +124,8 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         meta: &RecordMeta,
     ) -> Result<Decision, StateError> {
         let state = load(&self.overlay, meta.partition, &intent)?;
-        let decision = decide_owned(&state, intent, meta);
-        if let Some(commit) = &decision.commit {
+        let decision = decide_owned(&state, intent, meta, &self.limits);
+        for commit in &decision.commits {
             match fold(&mut self.overlay, commit, meta.partition)? {
                 Folded::Applied => {}
                 Folded::AlreadyApplied => {

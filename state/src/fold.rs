@@ -85,6 +85,8 @@ pub fn fold<S: StateRead + ?Sized>(
     let action = ActionEntry {
         digest: commit.intent_digest.clone(),
         commit_seq: commit.commit_seq,
+        continues: commit.continues,
+        rebased: commit.rebased,
     };
     let mut writes = Vec::with_capacity(4 + 3 * commit.ops.len());
     writes.push((

@@ -159,22 +159,30 @@ pub fn parse_head(v: &[u8]) -> Result<Head, StateError> {
     })
 }
 
-/// Encodes an idempotency entry.
+/// Encodes an idempotency entry: digest and commit_seq (40 bytes) for a committed action;
+/// one more byte of flags (1: continues, 2: rebased) while a split purge is under way.
 pub fn action_value(a: &ActionEntry) -> Result<Vec<u8>, StateError> {
-    let mut v = Vec::with_capacity(40);
+    let mut v = Vec::with_capacity(41);
     v.extend_from_slice(&hash_bytes(&a.digest)?);
     v.extend_from_slice(&a.commit_seq.to_be_bytes());
+    if a.continues {
+        v.push(1 | if a.rebased { 2 } else { 0 });
+    }
     Ok(v)
 }
 
 /// Decodes an idempotency entry.
 pub fn parse_action(v: &[u8]) -> Result<ActionEntry, StateError> {
-    if v.len() != 40 {
-        return Err(StateError::Corrupt("action value size".into()));
-    }
+    let flags = match v.len() {
+        40 => 0,
+        41 if v[40] & !3 == 0 && v[40] & 1 == 1 => v[40],
+        _ => return Err(StateError::Corrupt("action value size".into())),
+    };
     Ok(ActionEntry {
         digest: ids::to_hex(&v[..32]),
         commit_seq: i64_at(v, 32)?,
+        continues: flags & 1 != 0,
+        rebased: flags & 2 != 0,
     })
 }
 

@@ -67,6 +67,19 @@ impl WriteSet {
         self.cfs.entry(cf).or_default().insert(key, None);
     }
 
+    /// Keeps only the writes of partitions `keep` accepts (every key starts with its
+    /// partition, [`crate::keys`]); the writes of a partition whose share of a batch failed
+    /// are dropped this way while the others are made durable.
+    pub fn retain_partitions(&mut self, keep: impl Fn(i32) -> bool) {
+        for m in self.cfs.values_mut() {
+            m.retain(|k, _| {
+                k.get(..4)
+                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                    .is_some_and(|b| keep(u32::from_be_bytes(b) as i32))
+            });
+        }
+    }
+
     /// Number of pending writes.
     pub fn len(&self) -> usize {
         self.cfs.values().map(BTreeMap::len).sum()

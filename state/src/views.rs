@@ -411,11 +411,13 @@ impl ViewStore {
         Ok(())
     }
 
-    /// The rendered View of `account` as of its last folded commit.
+    /// The rendered View of `account` as of its last folded commit, within the record budget
+    /// `record_bytes_max`.
     pub fn view(
         &self,
         account: &str,
         rows_max: usize,
+        record_bytes_max: usize,
     ) -> Result<kledger_schemas::View, StateError> {
         let mark = self.mark(account)?;
         let rows = self.rows(account, rows_max)?;
@@ -425,6 +427,7 @@ impl ViewStore {
             mark.commit_seq,
             mark.as_of,
             rows.iter(),
+            record_bytes_max,
         ))
     }
 
@@ -458,33 +461,47 @@ impl ViewStore {
         })
     }
 
-    /// The memory ids on `entity`'s timeline in (valid_from, source, id) order, at most
-    /// `limit`.
+    /// The memory ids of the newest `limit` entries on `entity`'s timeline, in (valid_from,
+    /// source, id) order: the scan starts at the newest end, so a long timeline costs `limit`
+    /// reads, not its length.
     pub fn timeline(
         &self,
         account: &str,
         entity: &str,
         limit: usize,
     ) -> Result<Vec<String>, StateError> {
+        let prefix = timeline_prefix(account, entity);
+        // Every key of the timeline sorts before the prefix followed by 0xFF bytes longer than
+        // any key part (time 8, source ≤ 2 + 65,535, id).
+        let mut upper = prefix.clone();
+        upper.extend_from_slice(&[0xFF; 16]);
+        let mode = IteratorMode::From(&upper, rocksdb::Direction::Reverse);
         let mut out = Vec::new();
-        self.scan_prefix(
-            "timeline",
-            &timeline_prefix(account, entity),
-            limit,
-            &mut |k, _| {
-                // time (8) + source (2 + n) + memory id.
-                let n = k
-                    .get(8..10)
-                    .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
-                    .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
-                let id = k
-                    .get(10 + n..)
-                    .and_then(|b| std::str::from_utf8(b).ok())
-                    .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
-                out.push(id.to_owned());
-                Ok(())
-            },
-        )?;
+        for item in self.db.iterator_cf(self.cf("timeline")?, mode) {
+            let (k, _) = item?;
+            if !k.starts_with(&prefix) {
+                if k.as_ref() > prefix.as_slice() {
+                    // A key past the timeline but under the upper bound: not ours, skip it.
+                    continue;
+                }
+                break;
+            }
+            if out.len() >= limit {
+                break;
+            }
+            let k = &k[prefix.len()..];
+            // time (8) + source (2 + n) + memory id.
+            let n = k
+                .get(8..10)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
+                .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
+            let id = k
+                .get(10 + n..)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
+            out.push(id.to_owned());
+        }
+        out.reverse();
         Ok(out)
     }
 

@@ -121,6 +121,7 @@ fn commit(account: &str, seq: i64, prev: &str, action: &str) -> Commit {
         generation: 0,
         rebased: false,
         ops: Vec::<CommitOp>::new(),
+        continues: false,
     };
     c.head_hash = ids::head_hash(&mut c);
     c

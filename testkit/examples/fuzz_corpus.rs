@@ -34,7 +34,7 @@ fn main() -> std::io::Result<()> {
             codec.join(format!("receipt-{i:03}")),
             encode_single_object(&d.receipt),
         )?;
-        if let Some(c) = &d.commit {
+        if let Some(c) = d.commit() {
             std::fs::write(
                 codec.join(format!("commit-{i:03}")),
                 encode_single_object(c),

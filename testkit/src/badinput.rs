@@ -302,9 +302,14 @@ pub fn corpus(partitions: i32) -> Vec<Case> {
         partition: 0,
         offset: 0,
     };
-    let victim_commit = kledger_processors::decide_owned(&Default::default(), vi.clone(), &meta)
-        .commit
-        .expect("the victim's intent commits");
+    let victim_commit = kledger_processors::decide_owned(
+        &Default::default(),
+        vi.clone(),
+        &meta,
+        &Default::default(),
+    )
+    .into_commit()
+    .expect("the victim's intent commits");
     let row = &victim_commit.ops[0].row;
     let foreign_row = row.memory_id.clone();
     purge["planned_against"]["targets"] = json!([{

@@ -167,6 +167,7 @@ pub fn create_topics(b: &TestBroker, c: &Config) {
         &c.topics(),
         c.kafka.partitions,
         1,
+        c.limits.kafka_message_bytes(),
     ))
     .unwrap();
 }
@@ -225,9 +226,10 @@ pub fn expected(records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, Stri
         &store,
         &mut BufReader::new(Cursor::new(jsonl(records))),
         partitions,
+        Default::default(),
         offline::Sinks {
             receipts: &mut r,
-            commits: &mut c,
+            commits: Some(&mut c),
         },
     )
     .unwrap();

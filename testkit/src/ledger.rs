@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 
 use kledger_processors::routing::partition_for;
-use kledger_processors::{Decision, RecordMeta};
+use kledger_processors::{Decision, Limits, RecordMeta};
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::{Commit, IntentRecord, Row};
 use kledger_state::{Applier, Cf, MemoryStore, StateStore, keys};
@@ -14,6 +14,7 @@ use kledger_state::{Applier, Cf, MemoryStore, StateStore, keys};
 pub struct Ledger {
     store: MemoryStore,
     partitions: i32,
+    limits: Limits,
     next_offset: BTreeMap<i32, i64>,
     /// Every commit, in decision order.
     pub commits: Vec<Commit>,
@@ -22,9 +23,15 @@ pub struct Ledger {
 impl Ledger {
     /// An empty ledger over `partitions` partitions.
     pub fn new(partitions: i32) -> Self {
+        Self::with_limits(partitions, Limits::default())
+    }
+
+    /// An empty ledger deciding within `limits` (a small record budget splits purges).
+    pub fn with_limits(partitions: i32, limits: Limits) -> Self {
         Self {
             store: MemoryStore::new(),
             partitions,
+            limits,
             next_offset: BTreeMap::new(),
             commits: Vec::new(),
         }
@@ -59,15 +66,13 @@ impl Ledger {
 
     /// Decides one record at an explicit position.
     pub fn apply_at(&mut self, r: &IntentRecord, meta: RecordMeta) -> Decision {
-        let mut applier = Applier::new(&self.store);
+        let mut applier = Applier::new(&self.store, self.limits);
         let d = applier
             .apply(&r.intent, &meta)
             .expect("memory store never fails");
         let writes = applier.into_writes();
         self.store.write(&writes).expect("memory store never fails");
-        if let Some(c) = &d.commit {
-            self.commits.push(c.clone());
-        }
+        self.commits.extend(d.commits.iter().cloned());
         d
     }
 

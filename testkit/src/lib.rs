@@ -5,6 +5,7 @@
 //! - [`generate`]: seeded generators of realistic intent streams.
 //! - [`invalid`]: a catalogue of invalid intents, one mutation per validation code.
 //! - [`build`]: builders for intents and ops.
+//! - [`largest`]: the largest valid intent of each op kind (worst-case commit sizes).
 //! - [`legacy`]: a seeded generator of legacy memory rows (migration input).
 //! - [`ledger`]: the real decide + state path over the in-memory store, for tests.
 //! - [`filter`]: an evaluator of Qdrant REST JSON filters, to check access filters.
@@ -20,6 +21,7 @@ pub mod generate;
 pub mod harness;
 pub mod invalid;
 pub mod kafka;
+pub mod largest;
 pub mod ledger;
 pub mod legacy;
 pub mod model;

@@ -8,7 +8,8 @@
 
 use std::collections::BTreeMap;
 
-use kledger_processors::{authority, ids, slots, validate};
+use kledger_processors::decide::{commit_overhead_bytes, op_bytes, split_sizes};
+use kledger_processors::{Limits, authority, ids, slots, validate};
 use kledger_schemas::{AssertOp, HeadPolicy, Intent, Kind, Op, Outcome, Row, Status, SubjectScope};
 
 /// What the model decided for one intent.
@@ -37,6 +38,7 @@ struct Account {
 #[derive(Debug, Clone, Default)]
 pub struct Model {
     accounts: BTreeMap<String, Account>,
+    limits: Limits,
 }
 
 fn result(outcome: Outcome, code: &str) -> ModelResult {
@@ -56,6 +58,14 @@ impl Model {
     /// An empty ledger.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// An empty ledger deciding within `limits` (a small record budget splits purges).
+    pub fn with_limits(limits: Limits) -> Self {
+        Self {
+            accounts: BTreeMap::new(),
+            limits,
+        }
     }
 
     /// The account's head seq.
@@ -94,14 +104,20 @@ impl Model {
             return result(Outcome::Rejected, "action_reused");
         }
         let seq = acct.seq + 1;
-        let rows = if intent.ops.iter().all(|o| matches!(o, Op::Purge(_))) {
-            match purge(acct, intent, seq) {
-                Ok(rows) => rows,
+        // The seq of the last commit: a purge too large for one record takes several.
+        let (rows, last_seq) = if intent.ops.iter().all(|o| matches!(o, Op::Purge(_))) {
+            match purge(acct, intent, seq, &self.limits) {
+                Ok(r) => r,
                 Err(r) => return r,
             }
         } else {
             match write(acct, intent, timestamp, seq) {
-                Ok(rows) => rows,
+                Ok(rows) => {
+                    if over_budget(intent, &rows, &self.limits) {
+                        return result(Outcome::Rejected, "commit_too_large");
+                    }
+                    (rows, seq)
+                }
                 Err(r) => return r,
             }
         };
@@ -111,15 +127,23 @@ impl Model {
                 None => acct.rows.push(row.clone()),
             }
         }
-        acct.seq = seq;
-        acct.actions.push((intent.action_id.clone(), digest, seq));
+        acct.seq = last_seq;
+        acct.actions
+            .push((intent.action_id.clone(), digest, last_seq));
         ModelResult {
             outcome: Outcome::Committed,
             code: None,
-            commit_seq: Some(seq),
+            commit_seq: Some(last_seq),
             rows,
         }
     }
+}
+
+/// Whether one commit of `rows` may be larger than the record budget (by the specified bound).
+fn over_budget(intent: &Intent, rows: &[Row], limits: &Limits) -> bool {
+    commit_overhead_bytes(&intent.account_id, &intent.action_id)
+        + rows.iter().map(op_bytes).sum::<usize>()
+        > limits.record_bytes_max
 }
 
 fn find<'a>(acct: &'a Account, id: &str) -> Option<&'a Row> {
@@ -353,7 +377,14 @@ fn new_row(
     }
 }
 
-fn purge(acct: &mut Account, intent: &Intent, seq: i64) -> Result<Vec<Row>, ModelResult> {
+/// The tombstones of a purge and the seq of its last commit: rows are cut into commits where
+/// the specified split rule cuts them (`split_sizes`), each commit one seq.
+fn purge(
+    acct: &mut Account,
+    intent: &Intent,
+    seq: i64,
+    limits: &Limits,
+) -> Result<(Vec<Row>, i64), ModelResult> {
     let whole = intent
         .ops
         .iter()
@@ -412,6 +443,21 @@ fn purge(acct: &mut Account, intent: &Intent, seq: i64) -> Result<Vec<Row>, Mode
         bump(&mut row, seq, generation);
         out.push(row);
     }
+    let cuts = split_sizes(
+        commit_overhead_bytes(&intent.account_id, &intent.action_id),
+        out.iter().map(op_bytes),
+        limits,
+    );
+    let mut at = 0;
+    for (i, n) in cuts.iter().enumerate() {
+        if over_budget(intent, &out[at..at + n], limits) {
+            return Err(result(Outcome::Rejected, "commit_too_large"));
+        }
+        for row in &mut out[at..at + n] {
+            row.commit_seq = seq + i as i64;
+        }
+        at += n;
+    }
     acct.generation = generation;
-    Ok(out)
+    Ok((out, seq + cuts.len() as i64 - 1))
 }

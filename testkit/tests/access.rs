@@ -74,7 +74,7 @@ fn base_row() -> Row {
             vec![Op::Assert(fact("Likes tea"))],
         ),
     });
-    d.commit.expect("committed").ops[0].row.clone()
+    d.into_commit().expect("committed").ops[0].row.clone()
 }
 
 fn row() -> impl Strategy<Value = Row> {

@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 
+use kledger_processors::Limits;
 use kledger_processors::routing::partition_for;
 use kledger_schemas::Receipt;
 use kledger_schemas::avro::decode;
@@ -59,8 +60,17 @@ fn every_case_gets_its_answer_from_the_processor_code() {
             p,
             case.timestamp,
         ));
-        let mut applier = Applier::new(&store);
-        let d = decide_batch(&mut applier, &batch, &topics, PARTITIONS, &lookup).unwrap();
+        let mut applier = Applier::new(&store, Limits::default());
+        let d = decide_batch(
+            &mut applier,
+            &batch,
+            &topics,
+            PARTITIONS,
+            &lookup,
+            Limits::default().record_bytes_max,
+            &Default::default(),
+        )
+        .unwrap();
         store.write(&applier.into_writes()).unwrap();
         let last = d.out.last().unwrap();
         let got = match last.kind {

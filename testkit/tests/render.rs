@@ -48,7 +48,7 @@ impl Builder {
             intent: i,
         });
         assert_eq!(d.receipt.outcome, Outcome::Committed, "{:?}", d.receipt);
-        d.commit.unwrap().ops[0].row.clone()
+        d.into_commit().unwrap().ops[0].row.clone()
     }
 }
 

@@ -1,7 +1,8 @@
 //! Table tests for every apply rule and every reason code, each named after its rule or code.
 
+use kledger_processors::decide::{commit_overhead_bytes, op_bytes};
 use kledger_processors::ids::GENESIS_HASH;
-use kledger_processors::{Code, ids};
+use kledger_processors::{Code, Limits, ids};
 use kledger_schemas::*;
 use kledger_testkit::build::{
     amend, close, document, evidence, fact, intent, plan, slotted, third_party, trigger,
@@ -29,7 +30,7 @@ fn commit_one(l: &mut Ledger, action: &str, reason: WriteReason, op: AssertOp) -
         T0 + head,
     ));
     assert_eq!(d.outcome(), Outcome::Committed, "{:?}", d.receipt);
-    d.commit.unwrap().ops[0].row.clone()
+    d.into_commit().unwrap().ops[0].row.clone()
 }
 
 fn expect(d: &kledger_processors::Decision, outcome: Outcome, code: Option<Code>) {
@@ -55,7 +56,7 @@ macro_rules! validation_test {
                 let d = l.apply(&invalid::make(&c));
                 assert_eq!(d.outcome(), Outcome::Rejected, "{}: {:?}", c.name, d.receipt);
                 assert_eq!(d.receipt.code.as_deref(), Some(Code::$code.as_str()), "{}: {:?}", c.name, d.receipt);
-                assert!(d.commit.is_none());
+                assert!(d.commits.is_empty());
                 assert!(l.commits.is_empty());
             }
         }
@@ -117,6 +118,9 @@ fn every_code_has_a_test_case() {
         Code::HeadMoved,
         Code::SlotOccupied,
         Code::MalformedJson,
+        Code::CommitTooLarge,
+        // The processor's answer to a commit the broker refuses (topology/tests/kafka_mock.rs).
+        Code::RecordRefused,
     ];
     let covered = invalid::covered_codes();
     for code in Code::ALL {
@@ -262,12 +266,12 @@ fn rule2_overtaken_an_intent_read_again_after_a_later_commit_never_commits() {
     expect(&l.apply(&rec(moved, T0 + 2)), Outcome::Committed, None);
     let again = l.apply_at(&rome, first_read);
     expect(&again, Outcome::Replan, Some(Code::Overtaken));
-    assert!(again.commit.is_none());
+    assert!(again.commits.is_empty());
     assert_eq!(l.commits.len(), 2);
     // The same intent published again (a later offset) is decided normally.
     let republished = l.apply(&rome);
     expect(&republished, Outcome::Committed, None);
-    assert_eq!(republished.commit.unwrap().commit_seq, 3);
+    assert_eq!(republished.into_commit().unwrap().commit_seq, 3);
 }
 
 // ---- rule 3: head ----
@@ -321,7 +325,7 @@ fn rule3_rebase_when_targets_unchanged() {
     let d = l.apply(&rec(i, T0 + 9));
     expect(&d, Outcome::Committed, None);
     assert!(d.receipt.rebased);
-    assert!(d.commit.unwrap().rebased);
+    assert!(d.into_commit().unwrap().rebased);
 }
 
 #[test]
@@ -603,7 +607,10 @@ fn rule5_purge_outranks_everything() {
     );
     let d = l.apply(&rec(p, T0 + 1));
     expect(&d, Outcome::Committed, None);
-    assert_eq!(d.commit.unwrap().ops[0].row.status, Status::Tombstoned);
+    assert_eq!(
+        d.into_commit().unwrap().ops[0].row.status,
+        Status::Tombstoned
+    );
 }
 
 // ---- rule 6: commit ----
@@ -623,7 +630,7 @@ fn rule6_commit_fields() {
         ),
         T0,
     ));
-    let c = d.commit.unwrap();
+    let c = d.commit().unwrap().clone();
     assert_eq!(c.commit_seq, 1);
     assert_eq!(c.prev_hash, GENESIS_HASH);
     assert_eq!(c.recorded_at, T0);
@@ -693,7 +700,7 @@ fn rule6_amend_closes_every_predecessor_in_one_commit() {
     );
     plan(&mut i, &a);
     plan(&mut i, &b);
-    let c = l.apply(&rec(i, T0 + 10)).commit.unwrap();
+    let c = l.apply(&rec(i, T0 + 10)).into_commit().unwrap();
     assert_eq!(c.ops.len(), 3);
     let new_id = c.ops[0].row.memory_id.clone();
     assert_eq!(c.ops[0].change, Change::Created);
@@ -726,7 +733,7 @@ fn rule6_close_sets_valid_to_and_keeps_history() {
         vec![close(&a, "changed taste")],
     );
     plan(&mut i, &a);
-    let c = l.apply(&rec(i, T0 + 50)).commit.unwrap();
+    let c = l.apply(&rec(i, T0 + 50)).into_commit().unwrap();
     let row = &c.ops[0].row;
     assert_eq!(
         (c.ops[0].change, row.status),
@@ -757,7 +764,7 @@ fn rule6_attach_evidence() {
         })],
     );
     plan(&mut i, &a);
-    let c = l.apply(&rec(i, T0 + 1)).commit.unwrap();
+    let c = l.apply(&rec(i, T0 + 1)).into_commit().unwrap();
     assert_eq!(c.ops[0].change, Change::EvidenceAttached);
     assert_eq!(c.ops[0].row.evidence.len(), 1);
     assert_eq!(c.ops[0].row.content_hash, a.content_hash);
@@ -822,7 +829,7 @@ fn rule7_purge_row_erases_content_keeps_lineage() {
             ..PurgeOp::default()
         })],
     );
-    let c = l.apply(&rec(p, T0 + 1)).commit.unwrap();
+    let c = l.apply(&rec(p, T0 + 1)).into_commit().unwrap();
     let row = &c.ops[0].row;
     assert_eq!(row.status, Status::Tombstoned);
     assert!(row.content.is_empty() && row.body.is_none() && row.condition.is_none());
@@ -866,7 +873,7 @@ fn rule7_purge_entity() {
             ..PurgeOp::default()
         })],
     );
-    let c = l.apply(&rec(p, T0 + 9)).commit.unwrap();
+    let c = l.apply(&rec(p, T0 + 9)).into_commit().unwrap();
     let mut ids: Vec<&str> = c.ops.iter().map(|o| o.row.memory_id.as_str()).collect();
     ids.sort();
     let mut want = vec![x.memory_id.as_str(), y.memory_id.as_str()];
@@ -901,7 +908,7 @@ fn rule7_purge_whole_account_bumps_generation() {
             ..PurgeOp::default()
         })],
     );
-    let c = l.apply(&rec(p, T0 + 9)).commit.unwrap();
+    let c = l.apply(&rec(p, T0 + 9)).into_commit().unwrap();
     assert_eq!(c.generation, 1);
     assert_eq!(c.ops.len(), 2);
     assert!(
@@ -933,7 +940,7 @@ fn rule7_purge_of_a_foreign_row_is_target_missing() {
         ),
         T0,
     ));
-    let foreign = d.commit.unwrap().ops[0].row.memory_id.clone();
+    let foreign = d.into_commit().unwrap().ops[0].row.memory_id.clone();
     commit_one(
         &mut l,
         "a1",
@@ -1006,11 +1013,192 @@ fn rule6_sealed_body_is_the_commit_encoding() {
         ),
         T0,
     ));
-    let (c, record) = (d.commit.unwrap(), d.commit_record.unwrap());
+    let (c, record) = (d.commits[0].clone(), d.records[0].clone());
     assert_eq!(record, encode_single_object(&c));
     let mut body = Vec::new();
     c.encode(&mut body);
     assert_eq!(&record[SINGLE_OBJECT_HEADER..], &body[..]);
     let mut copy = c.clone();
     assert_eq!(ids::head_hash(&mut copy), c.head_hash);
+}
+
+// ---- the record budget: a commit over it is rejected, a purge is split under it ----
+
+/// `n` facts in `ACCT`, one intent each, through `l`.
+fn observations(l: &mut Ledger, n: usize) -> Vec<Row> {
+    (0..n)
+        .map(|i| {
+            commit_one(
+                l,
+                &format!("obs-{i}"),
+                WriteReason::DirectUserStatement,
+                fact(&format!(
+                    "Observation {i}: prefers window seats on long flights"
+                )),
+            )
+        })
+        .collect()
+}
+
+fn whole_account_purge(action: &str, head: i64) -> Intent {
+    intent(
+        ACCT,
+        action,
+        WriteReason::DirectUserStatement,
+        head,
+        vec![Op::Purge(PurgeOp {
+            whole_account: true,
+            reason: "erasure request".into(),
+            ..PurgeOp::default()
+        })],
+    )
+}
+
+#[test]
+fn budget_commit_too_large_at_its_boundary() {
+    let ops: Vec<Op> = (0..4)
+        .map(|k| Op::Assert(document(&format!("Playbook {k}"), &"é".repeat(20_000))))
+        .collect();
+    let it = intent(ACCT, "big", WriteReason::RecurringWorkflow, 0, ops);
+    let d = Ledger::new(4).apply(&rec(it.clone(), T0));
+    expect(&d, Outcome::Committed, None);
+    let bound = commit_overhead_bytes(ACCT, "big")
+        + d.commits[0]
+            .ops
+            .iter()
+            .map(|o| op_bytes(&o.row))
+            .sum::<usize>();
+    assert!(d.records[0].len() <= bound, "the bound holds the record");
+    // At the bound: committed, and the record fits.
+    let mut at = Ledger::with_limits(
+        4,
+        Limits {
+            record_bytes_max: bound,
+        },
+    );
+    let d = at.apply(&rec(it.clone(), T0));
+    expect(&d, Outcome::Committed, None);
+    assert!(d.records[0].len() <= bound);
+    // One byte under: rejected, nothing committed, the account unchanged.
+    let mut under = Ledger::with_limits(
+        4,
+        Limits {
+            record_bytes_max: bound - 1,
+        },
+    );
+    let d = under.apply(&rec(it, T0));
+    expect(&d, Outcome::Rejected, Some(Code::CommitTooLarge));
+    assert!(d.commits.is_empty() && under.commits.is_empty());
+    assert_eq!(d.receipt.head_seq, 0);
+}
+
+#[test]
+fn budget_purge_splits_into_bounded_commits() {
+    let limits = Limits {
+        record_bytes_max: 4_096,
+    };
+    let mut l = Ledger::with_limits(4, limits);
+    let rows = observations(&mut l, 200);
+    let d = l.apply(&rec(whole_account_purge("erase", 200), T0 + 500));
+    expect(&d, Outcome::Committed, None);
+    let n = d.commits.len();
+    assert!(n > 5, "200 tombstones in {n} commits of 4 KiB");
+    let mut prev = l.commits[199].head_hash.clone();
+    let mut purged = Vec::new();
+    for (i, (c, record)) in d.commits.iter().zip(&d.records).enumerate() {
+        assert!(
+            record.len() <= limits.record_bytes_max,
+            "commit {i}: {} bytes",
+            record.len()
+        );
+        assert_eq!(c.commit_seq, 201 + i as i64);
+        assert_eq!(c.prev_hash, prev);
+        assert_eq!(c.continues, i + 1 < n);
+        assert_eq!(c.generation, 1);
+        assert!(!c.ops.is_empty());
+        prev = c.head_hash.clone();
+        purged.extend(c.ops.iter().map(|o| {
+            assert_eq!(o.row.status, Status::Tombstoned);
+            assert_eq!(o.row.commit_seq, c.commit_seq);
+            o.row.memory_id.clone()
+        }));
+    }
+    let mut want: Vec<String> = rows.iter().map(|r| r.memory_id.clone()).collect();
+    want.sort();
+    assert_eq!(purged, want, "every row once, in memory id order");
+    assert_eq!(d.receipt.commit_seq, Some(200 + n as i64));
+    assert_eq!(d.receipt.head_hash, prev);
+    assert!(l.rows(ACCT).iter().all(|r| r.status == Status::Tombstoned));
+    // The action is recorded by the last commit: a retry is a duplicate of it.
+    let again = l.apply(&rec(whole_account_purge("erase", 0), T0 + 600));
+    expect(&again, Outcome::Duplicate, None);
+    assert_eq!(again.receipt.commit_seq, Some(200 + n as i64));
+}
+
+#[test]
+fn budget_purge_continued_after_a_crash_commits_the_same_bytes() {
+    let limits = Limits {
+        record_bytes_max: 4_096,
+    };
+    let history = |l: &mut Ledger| {
+        observations(l, 120);
+    };
+    let purge = rec(whole_account_purge("erase", 3), T0 + 500);
+    let mut a = Ledger::with_limits(4, limits);
+    history(&mut a);
+    let whole = a.apply(&purge);
+    let n = whole.commits.len();
+    assert!(n >= 4, "{n} commits");
+    for cut in [1, n / 2, n - 1] {
+        // The outbox held the first `cut` commits when the processor died: restore folds
+        // them, then the same intent is read again at the same position.
+        let mut b = Ledger::with_limits(4, limits);
+        history(&mut b);
+        let p = whole.commits[0].intent_partition;
+        let mut o = kledger_state::Overlay::new(b.store());
+        for c in &whole.commits[..cut] {
+            kledger_state::fold(&mut o, c, p).unwrap();
+        }
+        kledger_state::StateStore::write(b.store(), &o.into_writes()).unwrap();
+        let rest = b.apply(&purge);
+        expect(&rest, Outcome::Committed, None);
+        assert_eq!(rest.commits, whole.commits[cut..], "cut after {cut} of {n}");
+        assert_eq!(rest.records, whole.records[cut..], "cut after {cut} of {n}");
+        assert_eq!(rest.receipt.commit_seq, whole.receipt.commit_seq);
+        assert_eq!(rest.receipt.head_hash, whole.receipt.head_hash);
+        assert_eq!(rest.receipt.rebased, whole.receipt.rebased);
+    }
+}
+
+#[test]
+fn budget_an_entity_purge_splits_too() {
+    let limits = Limits {
+        record_bytes_max: 4_096,
+    };
+    let mut l = Ledger::with_limits(4, limits);
+    for i in 0..80 {
+        commit_one(
+            &mut l,
+            &format!("anna-{i}"),
+            WriteReason::DirectUserStatement,
+            third_party("person_anna", &format!("Anna mentioned trip {i} to Lisbon")),
+        );
+    }
+    let p = intent(
+        ACCT,
+        "erase-anna",
+        WriteReason::DirectUserStatement,
+        80,
+        vec![Op::Purge(PurgeOp {
+            entity_id: Some("person_anna".into()),
+            reason: "erasure request".into(),
+            ..PurgeOp::default()
+        })],
+    );
+    let d = l.apply(&rec(p, T0 + 500));
+    expect(&d, Outcome::Committed, None);
+    assert!(d.commits.len() > 1);
+    assert!(d.records.iter().all(|r| r.len() <= limits.record_bytes_max));
+    assert_eq!(d.commits.iter().map(|c| c.ops.len()).sum::<usize>(), 80);
+    assert!(d.commits.iter().all(|c| c.generation == 0));
 }

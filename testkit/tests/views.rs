@@ -130,7 +130,7 @@ impl Acct {
             intent: i,
         });
         assert_eq!(d.receipt.outcome, Outcome::Committed, "{:?}", d.receipt);
-        d.commit.unwrap()
+        d.into_commit().unwrap()
     }
 }
 

@@ -37,7 +37,7 @@ const RUNS: usize = 3;
 fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> f64 {
     let total: i64 = want.values().sum();
     let mut started: Option<Instant> = None;
-    let consumer: BaseConsumer = consumer_config(config).create().expect("consumer");
+    let consumer: BaseConsumer = consumer_config(config, "bench").create().expect("consumer");
     consumer
         .subscribe(&[&config.topics().intents])
         .expect("subscribe");
@@ -123,6 +123,7 @@ fn main() {
             &c.topics(),
             PARTITIONS,
             1,
+            c.limits.kafka_message_bytes(),
         ))
         .expect("topics");
         let t = Instant::now();
@@ -148,6 +149,7 @@ fn main() {
             &out_topics,
             PARTITIONS,
             1,
+            c.limits.kafka_message_bytes(),
         ))
         .expect("output topic");
 

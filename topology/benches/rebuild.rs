@@ -110,6 +110,7 @@ fn main() {
             &c.topics(),
             PARTITIONS,
             1,
+            c.limits.kafka_message_bytes(),
         ))
         .expect("topics");
         publish::publish(

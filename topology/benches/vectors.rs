@@ -193,6 +193,8 @@ fn main() {
         codec: Arc::default(),
         index: Some(Arc::new(live_index)),
         embedder: Some(Arc::new(embedder.clone())),
+        exports: Arc::new(tokio::sync::Semaphore::new(2)),
+        receipts: Arc::default(),
     };
     let accounts: Vec<String> = {
         let mut a: Vec<String> = ledger

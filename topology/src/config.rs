@@ -41,6 +41,44 @@ pub struct Config {
     pub vectors: VectorsConfig,
     /// A Confluent Schema Registry (none by default: single-object encoding).
     pub registry: RegistryConfig,
+    /// The record budget every size limit derives from.
+    pub limits: LimitsConfig,
+}
+
+/// The one size budget (docs/operations.md, "The record budget").
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct LimitsConfig {
+    /// The largest record value kledger accepts or writes, bytes: the ingress body, an intent
+    /// record, a commit (a purge is split into commits under it; another commit over it is
+    /// rejected `commit_too_large`), a receipt, a view, a dead letter. The producers'
+    /// `message.max.bytes`, the topics' `max.message.bytes` and the consumers' fetch sizes are
+    /// set to it plus 64 KiB for keys, headers and framing. Part of the decision: replay
+    /// verify must run with the processor's value.
+    pub record_bytes_max: usize,
+}
+
+impl Default for LimitsConfig {
+    fn default() -> Self {
+        Self {
+            record_bytes_max: kledger_schemas::limits::RECORD_BYTES_DEFAULT,
+        }
+    }
+}
+
+impl LimitsConfig {
+    /// The decision's bounds.
+    pub fn decide(&self) -> kledger_processors::Limits {
+        kledger_processors::Limits {
+            record_bytes_max: self.record_bytes_max,
+        }
+    }
+
+    /// The Kafka-side limit (`message.max.bytes`, `max.message.bytes`, fetch sizes): the
+    /// budget plus room for keys, headers and framing.
+    pub fn kafka_message_bytes(&self) -> usize {
+        self.record_bytes_max + kledger_schemas::limits::RECORD_OVERHEAD_BYTES
+    }
 }
 
 /// The schema registry (see `crate::registry`).
@@ -76,8 +114,12 @@ pub struct VectorsConfig {
     /// Directory of the projection's generations (`gNNNNNN/`: the in-process engine's index
     /// and the sink's marks; `ACTIVE` names the one in use).
     pub dir: PathBuf,
-    /// Qdrant server gRPC URL (backend `server`), e.g. `http://127.0.0.1:6334`.
+    /// Qdrant server gRPC URL (backend `server`), e.g. `http://127.0.0.1:6334`; `https://`
+    /// connects with TLS (the system's root certificates).
     pub url: String,
+    /// Environment variable holding the Qdrant server's API key (backend `server`; empty:
+    /// none). The key itself is never part of the configuration.
+    pub api_key_env: String,
     /// Local shards of a collection the embedded engine creates (backend `edge`; an existing
     /// collection keeps its count). Each shard writes on its own thread.
     pub shards: usize,
@@ -96,11 +138,24 @@ impl Default for VectorsConfig {
             backend: "edge".into(),
             dir: PathBuf::from("data/vectors"),
             url: String::new(),
+            api_key_env: String::new(),
             shards: crate::vector::edge::SHARDS,
             batch_records_max: 1_000,
             batch_wait_ms: 50,
             embedder: EmbedderConfig::default(),
         }
+    }
+}
+
+impl VectorsConfig {
+    /// The Qdrant server's API key, read from the variable `api_key_env` names (none when
+    /// unset or empty).
+    pub fn api_key(&self) -> Option<String> {
+        let var = self.api_key_env.trim();
+        (!var.is_empty())
+            .then(|| std::env::var(var).ok())
+            .flatten()
+            .filter(|k| !k.is_empty())
     }
 }
 
@@ -179,11 +234,26 @@ impl Default for ViewsConfig {
 }
 
 /// The read API.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApiConfig {
+    /// Exports streamed at once (`429 too_many_exports` beyond).
+    pub exports_max: usize,
+    /// Ingress requests waiting for their receipt at once (`wait_ms`; beyond, the intent is
+    /// accepted without waiting: `202`).
+    pub waits_max: usize,
     /// Principals by name; each has a bearer token. No principals: every `/v1` call is 401.
     pub principals: BTreeMap<String, PrincipalConfig>,
+}
+
+impl Default for ApiConfig {
+    fn default() -> Self {
+        Self {
+            exports_max: 2,
+            waits_max: 1_024,
+            principals: BTreeMap::new(),
+        }
+    }
 }
 
 /// One principal of the read API (unknown keys are refused by [`Principal`]).
@@ -222,8 +292,16 @@ pub struct KafkaConfig {
     pub partitions: i32,
     /// Replication factor when kledger creates topics.
     pub replication_factor: i32,
-    /// Consumer group of the apply processor.
+    /// Consumer group of the apply processor (the sinks use `<group_id>-views` and
+    /// `<group_id>-vectors`).
     pub group_id: String,
+    /// Static group membership (`group.instance.id`, KIP-345): a restarted instance takes its
+    /// place in the group back at once instead of leaving a dead member behind to expire.
+    /// Unset or empty (default): dynamic membership; `auto`: the host name and a digest of
+    /// `state.dir` (stable across restarts of one instance, different for two on one host);
+    /// another value: that id (e.g. a StatefulSet pod name). The sinks use `<id>-views` and
+    /// `<id>-vectors`.
+    pub group_instance_id: Option<String>,
     /// Delivery mode.
     pub delivery_mode: DeliveryMode,
     /// Transactional id (transactional mode); defaults to `<group_id>-tx`. Give every
@@ -245,6 +323,7 @@ impl Default for KafkaConfig {
             partitions: 12,
             replication_factor: 1,
             group_id: "kledger-apply".into(),
+            group_instance_id: None,
             delivery_mode: DeliveryMode::Idempotent,
             transactional_id: None,
             create_topics: true,
@@ -332,8 +411,10 @@ pub struct ProcessorConfig {
     pub batch_records_max: usize,
     /// How long a batch waits to fill.
     pub batch_wait_ms: u64,
-    /// Attempts of a failing batch before the processor stops.
-    pub batch_attempts_max: u32,
+    /// Failed attempts in a row of a partition's batch after which the processor reports
+    /// itself degraded (`/readyz` 503, `kledger_processor_degraded` 1). It keeps retrying
+    /// with backoff for as long as the failure lasts; it never stops for one.
+    pub degraded_after_attempts: u32,
     /// First retry backoff.
     pub backoff_ms_initial: u64,
     /// Largest retry backoff.
@@ -349,7 +430,7 @@ impl Default for ProcessorConfig {
         Self {
             batch_records_max: 2_000,
             batch_wait_ms: 20,
-            batch_attempts_max: 8,
+            degraded_after_attempts: 4,
             backoff_ms_initial: 100,
             backoff_ms_max: 5_000,
             delivery_timeout_ms: 60_000,
@@ -362,14 +443,24 @@ impl Default for ProcessorConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct HttpConfig {
-    /// Listen address of `/metrics`, `/healthz`, `/readyz`.
+    /// Listen address of `/metrics`, `/healthz`, `/readyz` and the read API.
     pub listen: String,
+    /// A request's head must arrive within this long of the connection waiting for it: a
+    /// half-sent request, or a kept-alive connection idle this long, is closed.
+    pub header_timeout_ms: u64,
+    /// A request's body must arrive within this long (`408 body_timeout`).
+    pub body_timeout_ms: u64,
+    /// Connections served at once; one more is answered `503 too_many_connections`.
+    pub connections_max: usize,
 }
 
 impl Default for HttpConfig {
     fn default() -> Self {
         Self {
             listen: "127.0.0.1:9464".into(),
+            header_timeout_ms: 10_000,
+            body_timeout_ms: 30_000,
+            connections_max: 512,
         }
     }
 }
@@ -411,6 +502,10 @@ fn set_path(root: &mut toml::Table, path: &[String], value: toml::Value) {
     table.insert(last.clone(), value);
 }
 
+/// Keys whose values are lists: an environment value is split at commas
+/// (`KLEDGER_API__PRINCIPALS__BOT__ROLES=role_a,role_b`).
+const LIST_KEYS: [&str; 1] = ["roles"];
+
 /// Parses an environment value as TOML when it is a number or boolean, else as a string.
 fn env_value(raw: &str) -> toml::Value {
     if let Ok(i) = raw.parse::<i64>() {
@@ -421,6 +516,14 @@ fn env_value(raw: &str) -> toml::Value {
         "false" => toml::Value::Boolean(false),
         _ => toml::Value::String(raw.to_owned()),
     }
+}
+
+/// Whether a librdkafka property holds a secret (`sasl.password`, `ssl.key.password`,
+/// `sasl.oauthbearer.client.secret`, `ssl.key.pem`, …).
+pub fn is_secret_property(key: &str) -> bool {
+    ["password", "secret", ".pem", "sasl.jaas", "ssl.key"]
+        .iter()
+        .any(|s| key.contains(s))
 }
 
 impl Config {
@@ -437,6 +540,8 @@ impl Config {
             }
             None => toml::Table::new(),
         };
+        let file = root.clone();
+        let mut set = Vec::new();
         for (k, v) in vars {
             let Some(rest) = k.strip_prefix(ENV_PREFIX) else {
                 continue;
@@ -448,16 +553,72 @@ impl Config {
             let value = if path.len() == 3 && path[1].ends_with("_properties") {
                 path[2] = path[2].replace('_', ".");
                 toml::Value::String(v)
+            } else if path.last().is_some_and(|l| LIST_KEYS.contains(&l.as_str())) {
+                toml::Value::Array(
+                    v.split(',')
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| toml::Value::String(s.to_owned()))
+                        .collect(),
+                )
             } else {
                 env_value(&v)
             };
-            set_path(&mut root, &path, value);
+            set_path(&mut root, &path, value.clone());
+            set.push((k, path, value));
         }
-        let config: Config = toml::Value::Table(root)
-            .try_into()
-            .context("invalid configuration")?;
+        let config: Config = match toml::Value::Table(root).try_into() {
+            Ok(c) => c,
+            Err(e) => return Err(Self::blame(file, &set, e)),
+        };
         config.check()?;
         Ok(config)
+    }
+
+    /// The error of a configuration that does not parse, naming the first `KLEDGER_*`
+    /// variable that breaks it (and the key it sets), or the file when the file alone does.
+    fn blame(
+        file: toml::Table,
+        set: &[(String, Vec<String>, toml::Value)],
+        e: toml::de::Error,
+    ) -> anyhow::Error {
+        let parses = |t: &toml::Table| toml::Value::Table(t.clone()).try_into::<Config>().is_ok();
+        if !parses(&file) {
+            return anyhow::anyhow!("invalid configuration file: {}", e.message());
+        }
+        let mut root = file;
+        for (var, path, value) in set {
+            set_path(&mut root, path, value.clone());
+            if let Err(err) = toml::Value::Table(root.clone()).try_into::<Config>() {
+                return anyhow::anyhow!(
+                    "invalid configuration: variable {var} sets `{}`: {}",
+                    path.join("."),
+                    err.message()
+                );
+            }
+        }
+        anyhow::anyhow!("invalid configuration: {}", e.message())
+    }
+
+    /// The configuration with every secret replaced by `<redacted>`: principals' tokens and
+    /// librdkafka properties that hold passwords or keys. What `kledger config` prints.
+    pub fn redacted(&self) -> Self {
+        const REDACTED: &str = "<redacted>";
+        let mut c = self.clone();
+        for p in c.api.principals.values_mut() {
+            p.token = REDACTED.into();
+        }
+        for props in [
+            &mut c.kafka.consumer_properties,
+            &mut c.kafka.producer_properties,
+        ] {
+            for (k, v) in props.iter_mut() {
+                if is_secret_property(k) {
+                    *v = REDACTED.into();
+                }
+            }
+        }
+        c
     }
 
     /// Checks bounds.
@@ -466,6 +627,13 @@ impl Config {
             self.kafka.partitions > 0,
             "kafka.partitions must be positive"
         );
+        {
+            use kledger_schemas::limits::{RECORD_BYTES_CEILING, RECORD_BYTES_MIN};
+            anyhow::ensure!(
+                (RECORD_BYTES_MIN..=RECORD_BYTES_CEILING).contains(&self.limits.record_bytes_max),
+                "limits.record_bytes_max must be in {RECORD_BYTES_MIN}..={RECORD_BYTES_CEILING}"
+            );
+        }
         anyhow::ensure!(
             !self.kafka.topic_prefix.is_empty(),
             "kafka.topic_prefix is empty"
@@ -475,8 +643,8 @@ impl Config {
             "processor.batch_records_max must be in 1..=100000"
         );
         anyhow::ensure!(
-            self.processor.batch_attempts_max >= 1,
-            "processor.batch_attempts_max must be ≥ 1"
+            self.processor.degraded_after_attempts >= 1,
+            "processor.degraded_after_attempts must be ≥ 1"
         );
         anyhow::ensure!(
             self.processor.restore_batch_records >= 1,
@@ -485,6 +653,23 @@ impl Config {
         anyhow::ensure!(
             matches!(self.log.format.as_str(), "json" | "text"),
             "log.format is json or text"
+        );
+        anyhow::ensure!(
+            (100..=600_000).contains(&self.http.header_timeout_ms)
+                && (100..=600_000).contains(&self.http.body_timeout_ms),
+            "http.header_timeout_ms and http.body_timeout_ms must be in 100..=600000"
+        );
+        anyhow::ensure!(
+            (1..=65_536).contains(&self.http.connections_max),
+            "http.connections_max must be in 1..=65536"
+        );
+        anyhow::ensure!(
+            (1..=64).contains(&self.api.exports_max),
+            "api.exports_max must be in 1..=64"
+        );
+        anyhow::ensure!(
+            (1..=65_536).contains(&self.api.waits_max),
+            "api.waits_max must be in 1..=65536"
         );
         anyhow::ensure!(
             (1..=100_000).contains(&self.views.batch_records_max),
@@ -514,13 +699,30 @@ impl Config {
             (1..=100_000).contains(&self.vectors.batch_records_max),
             "vectors.batch_records_max must be in 1..=100000"
         );
+        let mut tokens: BTreeMap<&str, &str> = BTreeMap::new();
         for (name, p) in &self.api.principals {
             anyhow::ensure!(
                 p.token.chars().count() >= 16,
                 "api.principals.{name}.token must have at least 16 characters"
             );
+            if let Some(other) = tokens.insert(p.token.as_str(), name) {
+                anyhow::bail!(
+                    "api.principals.{other} and api.principals.{name} have the same token: a token names one principal"
+                );
+            }
         }
         Ok(())
+    }
+
+    /// The static member id of this instance's group consumers (none: dynamic membership).
+    pub fn group_instance_id(&self) -> Option<String> {
+        match self.kafka.group_instance_id.as_deref().map(str::trim) {
+            None | Some("") => None,
+            Some("auto") => Some(crate::runtime::coverage::default_instance_id(
+                &self.state.dir,
+            )),
+            Some(id) => Some(id.to_owned()),
+        }
     }
 
     /// Whether the embedded broker is used.
@@ -643,6 +845,138 @@ mod tests {
             (4, "acme")
         );
         assert_eq!(c.http.listen, "127.0.0.1:1");
+    }
+
+    #[test]
+    fn an_unknown_variable_is_named_with_the_key_it_would_set() {
+        let e = Config::load(None, vars(&[("KLEDGER_BIN", "/usr/bin/kledger")]))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("KLEDGER_BIN") && e.contains("`bin`"), "{e}");
+        let e = Config::load(
+            None,
+            vars(&[
+                ("KLEDGER_KAFKA__PARTITIONS", "6"),
+                ("KLEDGER_VIEWS__CACHE_BYTE", "1"),
+            ]),
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(
+            e.contains("KLEDGER_VIEWS__CACHE_BYTE") && e.contains("`views.cache_byte`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn roles_come_from_a_comma_separated_variable() {
+        let c = Config::load(
+            None,
+            vars(&[
+                (
+                    "KLEDGER_API__PRINCIPALS__BOT__TOKEN",
+                    "bot-token-0123456789",
+                ),
+                ("KLEDGER_API__PRINCIPALS__BOT__TENANT_ID", "t_acme"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_KIND", "agent"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_ID", "agt_bot"),
+                (
+                    "KLEDGER_API__PRINCIPALS__BOT__ROLES",
+                    "role_ingest, role_admin",
+                ),
+            ]),
+        )
+        .unwrap();
+        assert_eq!(
+            c.api.principals["bot"].principal.roles,
+            vec!["role_ingest".to_owned(), "role_admin".to_owned()]
+        );
+    }
+
+    #[test]
+    fn two_principals_with_one_token_are_refused() {
+        let p = |name: &str, token: &str| {
+            vec![
+                (
+                    format!("KLEDGER_API__PRINCIPALS__{name}__TOKEN"),
+                    token.to_owned(),
+                ),
+                (
+                    format!("KLEDGER_API__PRINCIPALS__{name}__TENANT_ID"),
+                    "t_a".to_owned(),
+                ),
+                (
+                    format!("KLEDGER_API__PRINCIPALS__{name}__OWNER_KIND"),
+                    "user".to_owned(),
+                ),
+                (
+                    format!("KLEDGER_API__PRINCIPALS__{name}__OWNER_ID"),
+                    name.to_lowercase(),
+                ),
+            ]
+        };
+        let mut v = p("A", "same-token-0123456789");
+        v.extend(p("B", "same-token-0123456789"));
+        let e = Config::load(None, v).unwrap_err().to_string();
+        assert!(e.contains("same token"), "{e}");
+        let mut v = p("A", "token-of-a-0123456789");
+        v.extend(p("B", "token-of-b-0123456789"));
+        assert!(Config::load(None, v).is_ok());
+    }
+
+    #[test]
+    fn the_printed_configuration_holds_no_secret() {
+        let c = Config::load(
+            None,
+            vars(&[
+                (
+                    "KLEDGER_API__PRINCIPALS__BOT__TOKEN",
+                    "bot-secret-token-0123456789",
+                ),
+                ("KLEDGER_API__PRINCIPALS__BOT__TENANT_ID", "t_acme"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_KIND", "agent"),
+                ("KLEDGER_API__PRINCIPALS__BOT__OWNER_ID", "agt_bot"),
+                (
+                    "KLEDGER_KAFKA__PRODUCER_PROPERTIES__SASL_PASSWORD",
+                    "hunter2-kafka",
+                ),
+                (
+                    "KLEDGER_KAFKA__CONSUMER_PROPERTIES__SSL_KEY_PASSWORD",
+                    "hunter3-key",
+                ),
+                (
+                    "KLEDGER_KAFKA__CONSUMER_PROPERTIES__FETCH_MAX_BYTES",
+                    "1048576",
+                ),
+            ]),
+        )
+        .unwrap();
+        let printed = toml::to_string(&c.redacted()).unwrap();
+        for secret in ["bot-secret-token", "hunter2", "hunter3"] {
+            assert!(!printed.contains(secret), "{secret} printed:\n{printed}");
+        }
+        assert!(
+            printed.contains("\"fetch.max.bytes\" = \"1048576\""),
+            "{printed}"
+        );
+        assert!(printed.contains("<redacted>"));
+    }
+
+    #[test]
+    fn the_record_budget_is_bounded() {
+        use kledger_schemas::limits::{RECORD_BYTES_CEILING, RECORD_BYTES_MIN};
+        let with = |n: usize| {
+            Config::load(
+                None,
+                vars(&[("KLEDGER_LIMITS__RECORD_BYTES_MAX", &n.to_string())]),
+            )
+        };
+        assert!(with(RECORD_BYTES_MIN).is_ok());
+        assert!(with(RECORD_BYTES_MIN - 1).is_err());
+        assert!(with(RECORD_BYTES_CEILING).is_ok());
+        assert!(with(RECORD_BYTES_CEILING + 1).is_err());
+        let c = with(2 << 20).unwrap();
+        assert_eq!(c.limits.kafka_message_bytes(), (2 << 20) + (64 << 10));
     }
 
     #[test]

@@ -62,6 +62,8 @@ pub struct VectorsOptions {
     pub target: Target,
     /// Show a progress bar.
     pub progress: bool,
+    /// The Qdrant servers' API key (`--from-url`, `--to-url`), if any.
+    pub api_key: Option<String>,
 }
 
 /// What happened to one legacy collection.
@@ -113,11 +115,16 @@ fn vector(v: &Value, name: Option<&str>) -> Result<Vec<f32>, &'static str> {
     }
 }
 
-fn open_index(target: &Target, name: &str, dim: usize) -> anyhow::Result<Arc<dyn VectorIndex>> {
+fn open_index(
+    target: &Target,
+    api_key: Option<&str>,
+    name: &str,
+    dim: usize,
+) -> anyhow::Result<Arc<dyn VectorIndex>> {
     Ok(match target {
         // The engine keeps collection `name` in `root/name`.
         Target::Dir(root) => Arc::new(EdgeIndex::open(root, name, dim)?),
-        Target::Url(url) => Arc::new(ServerIndex::open(url, name, dim)?),
+        Target::Url(url) => Arc::new(ServerIndex::open(url, api_key, name, dim)?),
     })
 }
 
@@ -171,7 +178,7 @@ pub fn migrate_vectors(o: &VectorsOptions) -> anyhow::Result<Vec<CollectionRepor
             }
         }
         Source::Server(url) => {
-            let server = LegacyServer::connect(url)?;
+            let server = LegacyServer::connect(url, o.api_key.as_deref())?;
             for legacy in server.collections()? {
                 let mut c = Copier::new(o, &legacy, &mut indexes, &bar);
                 server
@@ -283,7 +290,7 @@ impl<'a> Copier<'a> {
         let index = match self.indexes.get(&name) {
             Some(i) => i.clone(),
             None => {
-                let i = open_index(&self.o.target, &name, dim)?;
+                let i = open_index(&self.o.target, self.o.api_key.as_deref(), &name, dim)?;
                 self.indexes.insert(name.clone(), i.clone());
                 i
             }

@@ -17,6 +17,7 @@
 //!   [`stateops`]: `kledger state restore`.
 //! - [`registry`]: the record codec (single-object, or Confluent framing with a schema registry).
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
+//! - [`lines`]: bounded reading of JSON-lines input.
 
 pub mod api;
 pub mod config;
@@ -24,6 +25,7 @@ pub mod embedded;
 pub mod generations;
 pub mod http;
 pub mod legacy_vectors;
+pub mod lines;
 pub mod memory;
 pub mod metrics;
 pub mod migrate;

@@ -273,7 +273,8 @@ fn output(path: Option<PathBuf>) -> anyhow::Result<Box<dyn Write>> {
 fn init_logs(config: &Config, text: bool) {
     // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
     let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
-    let directive = format!("{},{quiet}", config.log.filter);
+    // The configured filter comes last, so it can turn tansu's logs back on when needed.
+    let directive = format!("{quiet},{}", config.log.filter);
     let filter = tracing_subscriber::EnvFilter::try_new(&directive)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
@@ -310,7 +311,14 @@ async fn wait_for_signal() {
 
 async fn run(config: Config, demo: Option<PathBuf>, roles: runtime::Roles) -> anyhow::Result<()> {
     let http = config.http.listen.clone();
-    let running = runtime::start_roles(config.clone(), roles).await?;
+    // Start waits for an unreachable broker; a signal meanwhile ends the wait.
+    let running = tokio::select! {
+        r = runtime::start_roles(config.clone(), roles) => r?,
+        _ = wait_for_signal() => {
+            eprintln!("stopping");
+            return Ok(());
+        }
+    };
     eprintln!(
         "kledger running: bootstrap {} ({} partitions), metrics at http://{http}/metrics, readiness at http://{http}/readyz, read API at http://{http}/v1 ({} principals)",
         running.bootstrap,
@@ -347,10 +355,37 @@ async fn run(config: Config, demo: Option<PathBuf>, roles: runtime::Roles) -> an
     running.stop().await
 }
 
-fn main() -> anyhow::Result<()> {
+/// A configuration that cannot be used (exit status 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0:#}")]
+struct BadConfig(anyhow::Error);
+
+/// Exit statuses: 0 done, 1 failed, 2 bad configuration, 3 an unrecoverable condition of the
+/// ledger (a fork, a gap, corrupt state: see docs/operations.md). The error is one line on
+/// standard error, never a backtrace.
+fn main() -> std::process::ExitCode {
+    match real_main() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            let status = if e.downcast_ref::<BadConfig>().is_some() {
+                2
+            } else if runtime::processor::unrecoverable(&e) {
+                3
+            } else {
+                1
+            };
+            let line = format!("{e:#}").replace('\n', " ");
+            eprintln!("kledger: error: {line}");
+            std::process::ExitCode::from(status)
+        }
+    }
+}
+
+fn real_main() -> anyhow::Result<()> {
     let huge_pages = kledger_topology::memory::disable_transparent_huge_pages();
     let cli = Cli::parse();
-    let config = Config::load(cli.config.as_deref(), std::env::vars())?;
+    let config = Config::load(cli.config.as_deref(), std::env::vars())
+        .map_err(|e| anyhow::Error::new(BadConfig(e)))?;
     init_logs(&config, cli.text_logs);
     if let Err(e) = huge_pages {
         tracing::warn!(error = %e, "transparent huge pages could not be turned off for this process");
@@ -420,6 +455,7 @@ fn main() -> anyhow::Result<()> {
                         &t,
                         config.kafka.partitions,
                         config.kafka.replication_factor,
+                        config.limits.kafka_message_bytes(),
                     ))?;
                     eprintln!("created: {created:?}");
                 }
@@ -450,12 +486,20 @@ fn main() -> anyhow::Result<()> {
                 Some(dir) => Box::new(RocksStore::open(dir, &config.state.rocks())?),
                 None => Box::new(MemoryStore::new()),
             };
-            let (mut r, mut c) = (output(receipts)?, output(commits)?);
+            // One writer per stream: receipts and commits both on stdout share one writer.
+            let mut r = output(receipts)?;
+            let mut c = commits.map(|p| output(Some(p))).transpose()?;
             let sinks = offline::Sinks {
                 receipts: &mut r,
-                commits: &mut c,
+                commits: c.as_mut().map(|c| c as &mut dyn Write),
             };
-            let summary = offline::apply(store.as_ref(), &mut reader, partitions, sinks)?;
+            let summary = offline::apply(
+                store.as_ref(),
+                &mut reader,
+                partitions,
+                config.limits.decide(),
+                sinks,
+            )?;
             drop((r, c));
             let outcomes: Vec<String> = summary
                 .outcomes
@@ -574,6 +618,7 @@ fn main() -> anyhow::Result<()> {
                 vector_name,
                 target,
                 progress: !quiet,
+                api_key: config.vectors.api_key(),
             })?;
             for r in &reports {
                 println!("{}", serde_json::to_string(r)?);
@@ -587,7 +632,7 @@ fn main() -> anyhow::Result<()> {
                 );
             }
         }
-        Command::Config => print!("{}", toml::to_string(&config)?),
+        Command::Config => print!("{}", toml::to_string(&config.redacted())?),
         Command::State {
             command: StateCommand::Digest { state },
         } => {

@@ -37,6 +37,20 @@ pub const ROCKSDB_LIVE_DATA_BYTES: &str = "kledger_rocksdb_live_data_bytes";
 pub const ROCKSDB_PENDING_COMPACTION_BYTES: &str = "kledger_rocksdb_pending_compaction_bytes";
 /// Partitions assigned to this instance, by `state` (restoring, ready).
 pub const PARTITIONS: &str = "kledger_partitions";
+/// 1 while the processor is degraded (a partition keeps failing; it retries with backoff),
+/// else 0.
+pub const PROCESSOR_DEGRADED: &str = "kledger_processor_degraded";
+/// Partitions of a consumer group's topic owned by no live member, by `consumer` (apply,
+/// views, vectors): a group the broker left half-assigned (the consumer rejoins).
+pub const GROUP_UNOWNED_PARTITIONS: &str = "kledger_group_unowned_partitions";
+/// Rejoins of a consumer group to heal unowned partitions, by `consumer`.
+pub const GROUP_REJOINS_TOTAL: &str = "kledger_group_rejoins_total";
+/// Intents answered `rejected` because their commit would be over the record budget
+/// (`commit_too_large`).
+pub const INTENTS_REJECTED_FOR_SIZE_TOTAL: &str = "kledger_intents_rejected_for_size_total";
+/// Commits the broker refused for good (size or content): their intents were answered
+/// `rejected` (`record_refused`).
+pub const RECORDS_REFUSED_TOTAL: &str = "kledger_records_refused_total";
 
 /// Consumer lag of a sink of the outbox, records, by `sink` and `partition`.
 pub const SINK_LAG_RECORDS: &str = "kledger_sink_lag_records";
@@ -55,6 +69,12 @@ pub const VECTOR_POINTS_TOTAL: &str = "kledger_vector_points_total";
 pub const API_REQUESTS_TOTAL: &str = "kledger_api_requests_total";
 /// Read API latency, seconds, by `endpoint`.
 pub const API_LATENCY_SECONDS: &str = "kledger_api_latency_seconds";
+/// HTTP answers that were not 2xx, by `status` (every endpoint, the router's own 404/405 too).
+pub const HTTP_ERRORS_TOTAL: &str = "kledger_http_errors_total";
+/// HTTP connections open now.
+pub const HTTP_CONNECTIONS: &str = "kledger_http_connections";
+/// HTTP connections refused over `http.connections_max`.
+pub const HTTP_CONNECTIONS_REFUSED_TOTAL: &str = "kledger_http_connections_refused_total";
 
 /// Every metric this crate defines (for docs and tests).
 pub const ALL: &[&str] = &[
@@ -74,6 +94,11 @@ pub const ALL: &[&str] = &[
     ROCKSDB_LIVE_DATA_BYTES,
     ROCKSDB_PENDING_COMPACTION_BYTES,
     PARTITIONS,
+    PROCESSOR_DEGRADED,
+    RECORDS_REFUSED_TOTAL,
+    GROUP_UNOWNED_PARTITIONS,
+    GROUP_REJOINS_TOTAL,
+    INTENTS_REJECTED_FOR_SIZE_TOTAL,
     SINK_LAG_RECORDS,
     SINK_RECORDS_TOTAL,
     SINK_WRITE_SECONDS,
@@ -82,12 +107,18 @@ pub const ALL: &[&str] = &[
     VECTOR_POINTS_TOTAL,
     API_REQUESTS_TOTAL,
     API_LATENCY_SECONDS,
+    HTTP_ERRORS_TOTAL,
+    HTTP_CONNECTIONS,
+    HTTP_CONNECTIONS_REFUSED_TOTAL,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
-/// Installs the Prometheus recorder once per process and returns its handle.
+/// Installs the Prometheus recorder once per process and returns its handle (threads that
+/// call it at once all get the one handle).
 pub fn install() -> anyhow::Result<PrometheusHandle> {
+    static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _guard = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(h) = HANDLE.get() {
         return Ok(h.clone());
     }
@@ -101,6 +132,21 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         .set_buckets_for_metric(Matcher::Suffix("_seconds".into()), &latency)?
         .set_buckets_for_metric(Matcher::Full(BATCH_RECORDS.into()), &sizes)?
         .install_recorder()?;
+    // Counters an alert or a panel reads exist from the start (at 0), so a query of a counter
+    // that never moved returns 0 rather than nothing.
+    for name in [
+        FORKS_DETECTED_TOTAL,
+        RECORDS_REFUSED_TOTAL,
+        INTENTS_REJECTED_FOR_SIZE_TOTAL,
+        BATCH_RETRIES_TOTAL,
+        VIEWS_PUBLISHED_TOTAL,
+    ] {
+        metrics::counter!(name).increment(0);
+    }
+    for outcome in kledger_schemas::Outcome::ALL {
+        metrics::counter!(INTENTS_TOTAL, "outcome" => outcome.as_str()).increment(0);
+    }
+    metrics::gauge!(PROCESSOR_DEGRADED).set(0.0);
     Ok(HANDLE.get_or_init(|| handle).clone())
 }
 

@@ -4,14 +4,18 @@
 //!
 //! Records get the partition and offset a fresh intents topic would give them (murmur2
 //! partitioner, offsets counted per partition) unless the line sets them, so the commits are
-//! byte for byte those of the Kafka path. Positions are stored with the state: running again
-//! over the same state directory skips records already decided, as a consumer group resumes.
+//! byte for byte those of the Kafka path. A line that sets them is held to what a topic could
+//! hold: its partition must be murmur2(account) mod N and its offset must rise on its
+//! partition, or the run stops with an error naming the line (deciding it would fork the
+//! account). Positions are stored with the state: running again over the same state directory
+//! skips records already decided, as a consumer group resumes.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
 
+use anyhow::bail;
 use kledger_processors::routing::partition_for;
-use kledger_processors::{Code, RecordMeta, decide_owned};
+use kledger_processors::{Code, Limits, RecordMeta};
 use kledger_schemas::{IntentRecord, Outcome, Receipt};
 use kledger_state::{Applier, StateRead, StateStore, keys, position};
 
@@ -33,12 +37,13 @@ pub struct ApplySummary {
     pub commits: u64,
 }
 
-/// Where receipts and commits go.
+/// Where receipts and commits go. Every line is written whole by one writer per stream, so
+/// output is always valid JSON lines, also when both go to one stream.
 pub struct Sinks<'a> {
     /// Receipt lines.
     pub receipts: &'a mut dyn Write,
-    /// Commit lines.
-    pub commits: &'a mut dyn Write,
+    /// Commit lines; `None`: into `receipts` (one stream, e.g. standard output for both).
+    pub commits: Option<&'a mut dyn Write>,
 }
 
 impl std::fmt::Debug for Sinks<'_> {
@@ -85,11 +90,12 @@ enum Line {
     Malformed(Box<Receipt>),
 }
 
-/// Runs every line of `input` through decide + state over `store`.
+/// Runs every line of `input` through decide + state over `store`, within `limits`.
 pub fn apply<S: StateStore + ?Sized>(
     store: &S,
     input: &mut dyn BufRead,
     partitions: i32,
+    limits: Limits,
     mut sinks: Sinks<'_>,
 ) -> anyhow::Result<ApplySummary> {
     let mut summary = ApplySummary::default();
@@ -97,32 +103,39 @@ pub fn apply<S: StateStore + ?Sized>(
     let mut done: BTreeMap<i32, Option<i64>> = BTreeMap::new();
     let mut batch: Vec<Line> = Vec::with_capacity(BATCH_RECORDS_MAX);
     let mut index: i64 = 0;
-    let mut buf = String::new();
+    let mut buf = Vec::new();
+    // The last offset read per partition in this input (explicit offsets must rise).
+    let mut seen: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
     loop {
-        buf.clear();
-        let n = input.read_line(&mut buf)?;
-        if n > 0 {
-            let line = buf.trim();
-            if !line.is_empty() {
-                batch.push(if line.len() > LINE_BYTES_MAX {
-                    Line::Malformed(Box::new(malformed_receipt("", index, "line too long")))
-                } else {
-                    match serde_json::from_str::<IntentRecord>(line) {
-                        Ok(r) => Line::Record(Box::new(r)),
-                        Err(e) => Line::Malformed(Box::new(malformed_receipt(
-                            line,
-                            index,
-                            &e.to_string(),
-                        ))),
+        let read = crate::lines::read_bounded(input, &mut buf, LINE_BYTES_MAX)?;
+        if let Some(too_long) = read {
+            let text = String::from_utf8_lossy(&buf);
+            let line = text.trim();
+            if too_long {
+                batch.push(Line::Malformed(Box::new(malformed_receipt(
+                    "",
+                    index,
+                    "line too long",
+                ))));
+            } else if !line.is_empty() {
+                batch.push(match serde_json::from_str::<IntentRecord>(line) {
+                    Ok(r) => {
+                        check_position(&r, index, partitions, &mut seen)?;
+                        Line::Record(Box::new(r))
+                    }
+                    Err(e) => {
+                        Line::Malformed(Box::new(malformed_receipt(line, index, &e.to_string())))
                     }
                 });
             }
             index += 1;
         }
-        if batch.len() >= BATCH_RECORDS_MAX || (n == 0 && !batch.is_empty()) {
+        let end = read.is_none();
+        if batch.len() >= BATCH_RECORDS_MAX || (end && !batch.is_empty()) {
             run_batch(
                 store,
                 partitions,
+                limits,
                 &mut batch,
                 &mut next,
                 &mut done,
@@ -130,25 +143,64 @@ pub fn apply<S: StateStore + ?Sized>(
                 &mut summary,
             )?;
         }
-        if n == 0 {
+        if end {
             break;
         }
     }
     sinks.receipts.flush()?;
-    sinks.commits.flush()?;
+    if let Some(c) = sinks.commits.as_mut() {
+        c.flush()?;
+    }
     Ok(summary)
 }
 
+/// Refuses a line whose explicit position no intents topic could hold: a partition other than
+/// murmur2(account) mod `partitions`, or an offset that repeats or goes back on its partition.
+/// Lines without a position get the next free one and always pass.
+fn check_position(
+    r: &IntentRecord,
+    index: i64,
+    partitions: i32,
+    seen: &mut BTreeMap<i32, (i64, i64)>,
+) -> anyhow::Result<()> {
+    let want = partition_for(r.intent.account_id.as_bytes(), partitions);
+    if let Some(p) = r.partition
+        && p != want
+    {
+        bail!(
+            "line {}: partition {p} is not the account's partition ({want} = murmur2(account) mod {partitions}); refusing it, deciding it there would fork the account",
+            index + 1
+        );
+    }
+    if let Some(o) = r.offset {
+        if o < 0 {
+            bail!("line {}: offset {o} is negative", index + 1);
+        }
+        if let Some((last, line)) = seen.get(&want)
+            && o <= *last
+        {
+            bail!(
+                "line {}: offset {o} on partition {want} does not follow offset {last} of line {line}; offsets must rise on a partition",
+                index + 1
+            );
+        }
+        seen.insert(want, (o, index + 1));
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)] // one call site; the arguments are the run's state
 fn run_batch<S: StateStore + ?Sized>(
     store: &S,
     partitions: i32,
+    limits: Limits,
     batch: &mut Vec<Line>,
     next: &mut BTreeMap<i32, i64>,
     done: &mut BTreeMap<i32, Option<i64>>,
     sinks: &mut Sinks<'_>,
     summary: &mut ApplySummary,
 ) -> anyhow::Result<()> {
-    let mut applier = Applier::new(store);
+    let mut applier = Applier::new(store, limits);
     let mut out_receipts = Vec::new();
     let mut out_commits = Vec::new();
     for line in batch.drain(..) {
@@ -160,11 +212,10 @@ fn run_batch<S: StateStore + ?Sized>(
             }
             Line::Record(r) => r,
         };
-        let partition = r
-            .partition
-            .unwrap_or_else(|| partition_for(r.intent.account_id.as_bytes(), partitions));
+        // `check_position` holds an explicit partition to the account's own.
+        let partition = partition_for(r.intent.account_id.as_bytes(), partitions);
         let counter = next.entry(partition).or_insert(0);
-        let offset = r.offset.unwrap_or(*counter);
+        let offset = r.offset.unwrap_or(*counter).max(*counter);
         *counter = offset + 1;
         let meta = RecordMeta {
             timestamp: r.timestamp,
@@ -183,33 +234,35 @@ fn run_batch<S: StateStore + ?Sized>(
             summary.skipped += 1;
             continue;
         }
-        let intent = r.intent;
-        let decision = if (0..partitions).contains(&partition) {
-            applier.apply_owned(intent, &meta)?
-        } else {
-            // A position outside the topic: answer without touching state.
-            decide_owned(&Default::default(), intent, &meta)
-        };
+        let decision = applier.apply_owned(r.intent, &meta)?;
         applier.set_position(partition, keys::META_INPUT_OFFSET, offset);
         *summary
             .outcomes
             .entry(decision.receipt.outcome)
             .or_insert(0) += 1;
-        if let Some(c) = decision.commit {
-            summary.commits += 1;
-            out_commits.push(c);
-        }
+        summary.commits += decision.commits.len() as u64;
+        out_commits.extend(decision.commits);
         out_receipts.push(decision.receipt);
     }
     store.write(&applier.into_writes())?;
+    let commits: &mut dyn Write = match sinks.commits.as_mut() {
+        Some(c) => &mut **c,
+        None => &mut *sinks.receipts,
+    };
     for c in &out_commits {
-        serde_json::to_writer(&mut *sinks.commits, c)?;
-        sinks.commits.write_all(b"\n")?;
+        write_line(commits, c)?;
     }
     for r in &out_receipts {
-        serde_json::to_writer(&mut *sinks.receipts, r)?;
-        sinks.receipts.write_all(b"\n")?;
+        write_line(sinks.receipts, r)?;
     }
+    Ok(())
+}
+
+/// Writes `value` as one JSON line in one write, so a line never interleaves with another.
+fn write_line<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Result<()> {
+    let mut line = serde_json::to_vec(value)?;
+    line.push(b'\n');
+    out.write_all(&line)?;
     Ok(())
 }
 

@@ -35,6 +35,7 @@ pub struct Publisher {
     in_flight: BTreeSet<u64>,
     next_id: u64,
     codec: crate::registry::Codec,
+    record_bytes_max: usize,
 }
 
 impl std::fmt::Debug for Publisher {
@@ -62,6 +63,19 @@ impl Publisher {
             in_flight: BTreeSet::new(),
             next_id: 0,
             codec: crate::registry::Codec::connect(config)?,
+            record_bytes_max: config.limits.record_bytes_max,
+        })
+    }
+
+    /// Why `record` cannot be sent: its encoding is over the record budget (the processor
+    /// would dead-letter it as `oversize`).
+    pub fn refuses(&self, record: &IntentRecord) -> Option<String> {
+        let n = self.codec.encode(&record.intent).len();
+        (n > self.record_bytes_max).then(|| {
+            format!(
+                "the intent's record is {n} bytes, over the record budget of {} bytes",
+                self.record_bytes_max
+            )
         })
     }
 
@@ -78,13 +92,14 @@ impl Publisher {
             .partition(partition_for(key, self.partitions))
             .timestamp(record.timestamp);
         let deadline = Instant::now() + Duration::from_secs(60);
-        send_waiting(&self.producer, rec, deadline).map_err(|e| anyhow::anyhow!("send: {e}"))?;
+        send_waiting(&self.producer, rec, deadline)
+            .map_err(|(e, _)| anyhow::anyhow!("send: {e}"))?;
         self.in_flight.insert(id);
         let mut done = 0;
         while let Ok(d) = self.reports.try_recv() {
             self.in_flight.remove(&d.id);
             d.result
-                .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
+                .map_err(|(e, _)| anyhow::anyhow!("delivery failed: {e}"))?;
             done += 1;
         }
         Ok(done)
@@ -101,7 +116,7 @@ impl Publisher {
                 .map_err(|_| anyhow::anyhow!("{} records not delivered", in_flight.len()))?;
             in_flight.remove(&d.id);
             d.result
-                .map_err(|e| anyhow::anyhow!("delivery failed: {e}"))?;
+                .map_err(|(e, _)| anyhow::anyhow!("delivery failed: {e}"))?;
             delivered();
         }
         self.producer
@@ -122,28 +137,42 @@ pub fn publish(
     let mut publisher = Publisher::new(config, partitions)?;
     let bar = crate::progress::bar(None, "intents published", progress);
     let mut summary = PublishSummary::default();
-    let mut line = String::new();
+    let mut line = Vec::new();
     let mut n = 0u64;
-    loop {
-        line.clear();
-        if input.read_line(&mut line)? == 0 {
-            break;
+    let invalid = |summary: &mut PublishSummary, n: u64, why: String| {
+        summary.invalid_total += 1;
+        if summary.invalid.len() < 20 {
+            summary.invalid.push((n, why));
         }
+    };
+    // A line may hold a record at the budget written as JSON with every character escaped.
+    let line_max = config.limits.record_bytes_max.saturating_mul(6);
+    while let Some(too_long) = crate::lines::read_bounded(input, &mut line, line_max)? {
         n += 1;
-        let text = line.trim();
+        if too_long {
+            invalid(
+                &mut summary,
+                n,
+                format!("line longer than {line_max} bytes"),
+            );
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
         if text.is_empty() {
             continue;
         }
         let record: IntentRecord = match serde_json::from_str(text) {
             Ok(r) => r,
             Err(e) => {
-                summary.invalid_total += 1;
-                if summary.invalid.len() < 20 {
-                    summary.invalid.push((n, e.to_string()));
-                }
+                invalid(&mut summary, n, e.to_string());
                 continue;
             }
         };
+        if let Some(why) = publisher.refuses(&record) {
+            invalid(&mut summary, n, why);
+            continue;
+        }
         let done = publisher
             .send(&record)
             .with_context(|| format!("line {n}"))?;

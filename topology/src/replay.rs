@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use anyhow::Context;
-use kledger_processors::ids;
+use kledger_processors::{Limits, ids};
 use kledger_schemas::Commit;
 use kledger_schemas::avro::{SchemaLookup, decode};
 use kledger_state::{Applier, Overlay, StateRead, StateStore, keys, restore_record};
@@ -32,7 +32,7 @@ use crate::runtime::position::{IdleProbe, Position, Verdict};
 use crate::runtime::restore::RESTORE_STALL_MAX;
 
 use crate::registry::Codec;
-use crate::runtime::batch::{OutKind, decide_batch};
+use crate::runtime::batch::{OutKind, REFUSED, Refused, decide_batch};
 use crate::topics::Topics;
 
 /// Intents decided per scratch-state batch.
@@ -152,6 +152,8 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     intents: &mut dyn Source,
     outbox: &mut dyn Source,
     codec: &Codec,
+    limits: Limits,
+    refused: &Refused,
     progress: &dyn Fn(u64),
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(Counts, Option<Difference>)> {
@@ -214,8 +216,16 @@ pub fn verify_partition<S: StateStore + ?Sized>(
         if batch.is_empty() {
             break;
         }
-        let mut applier = Applier::new(store);
-        let decided = decide_batch(&mut applier, &batch, topics, partitions, codec)?;
+        let mut applier = Applier::new(store, limits);
+        let decided = decide_batch(
+            &mut applier,
+            &batch,
+            topics,
+            partitions,
+            codec,
+            limits.record_bytes_max,
+            refused,
+        )?;
         store.write(&applier.into_writes())?;
         counts.intents += batch.len() as u64;
         progress(batch.len() as u64);
@@ -308,6 +318,8 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
     from: &BTreeMap<i32, i64>,
     open: &(dyn Fn(i32) -> anyhow::Result<Sources> + Sync),
     codec: &Codec,
+    limits: Limits,
+    refused: &Refused,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Report> {
     use std::sync::Mutex;
@@ -336,6 +348,8 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                             intents.as_mut(),
                             outbox.as_mut(),
                             codec,
+                            limits,
+                            refused,
                             progress,
                             &stop,
                         )
@@ -586,6 +600,45 @@ impl Source for TopicSource {
     }
 }
 
+/// The intents whose commit the broker refused for good, from the dead-letter topic (code
+/// `record_refused`): the processor answered them `rejected` without a commit, and replay
+/// answers them the same way. The broker's refusal is not a function of the ledger's history,
+/// so it is read back rather than decided again.
+pub fn refused_intents(
+    config: &Config,
+    topics: &Topics,
+    partitions: i32,
+) -> anyhow::Result<Refused> {
+    let mut refused = Refused::new();
+    let from: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
+    let mut reader = TopicReader::open(config, &topics.deadletter, &from)?;
+    while let Some(batch) = reader.next_batch(BATCH_RECORDS)? {
+        for m in batch {
+            let header = |name: &str| -> Option<String> {
+                use rdkafka::message::Headers;
+                m.headers()?
+                    .iter()
+                    .find(|h| h.key == name)
+                    .and_then(|h| h.value)
+                    .map(|v| String::from_utf8_lossy(v).into_owned())
+            };
+            if header("kledger.error.code").as_deref() != Some(REFUSED)
+                || header("kledger.source.topic").as_deref() != Some(topics.intents.as_str())
+            {
+                continue;
+            }
+            let position = header("kledger.source.partition")
+                .and_then(|p| p.parse().ok())
+                .zip(header("kledger.source.offset").and_then(|o| o.parse().ok()));
+            if let Some(pos) = position {
+                let reason = header("kledger.error.message").unwrap_or_default();
+                refused.insert(pos, crate::runtime::batch::RefusedAt { reason, times: 1 });
+            }
+        }
+    }
+    Ok(refused)
+}
+
 /// `kledger replay verify` against the configured topics: re-decides into a scratch RocksDB
 /// under `scratch` (a fresh directory, removed afterwards), starting each partition at
 /// `from` (default 0). Blocking.
@@ -626,9 +679,19 @@ pub fn verify_topics(
                 Box::new(TopicSource::open(config, &topics.outbox, p, 0)?),
             ))
         };
-        verify(&store, &topics, partitions, from, &open, &codec, &|n| {
-            bar.inc(n)
-        })
+        let limits = config.limits.decide();
+        let refused = refused_intents(config, &topics, partitions)?;
+        verify(
+            &store,
+            &topics,
+            partitions,
+            from,
+            &open,
+            &codec,
+            limits,
+            &refused,
+            &|n| bar.inc(n),
+        )
     })();
     bar.finish_and_clear();
     let _ = std::fs::remove_dir_all(scratch);

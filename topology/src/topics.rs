@@ -37,22 +37,28 @@ impl Topics {
         }
     }
 
-    /// Every topic with its configuration (name, configs).
-    pub fn specs(&self) -> Vec<(&str, Vec<(&'static str, String)>)> {
+    /// Every topic with its configuration (name, configs); `message_bytes_max` is each
+    /// topic's `max.message.bytes` (the record budget plus framing).
+    pub fn specs(&self, message_bytes_max: usize) -> Vec<(&str, Vec<(&'static str, String)>)> {
+        let max = ("max.message.bytes", message_bytes_max.to_string());
         let forever = vec![
             ("retention.ms", "-1".to_owned()),
             ("retention.bytes", "-1".to_owned()),
+            max.clone(),
         ];
         vec![
             (self.intents.as_str(), forever.clone()),
             (self.outbox.as_str(), forever.clone()),
             (
                 self.receipts.as_str(),
-                vec![("retention.ms", RECEIPTS_RETENTION_MS.to_string())],
+                vec![
+                    ("retention.ms", RECEIPTS_RETENTION_MS.to_string()),
+                    max.clone(),
+                ],
             ),
             (
                 self.views.as_str(),
-                vec![("cleanup.policy", "compact".to_owned())],
+                vec![("cleanup.policy", "compact".to_owned()), max],
             ),
             (self.deadletter.as_str(), forever),
         ]
@@ -67,15 +73,17 @@ fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
         .context("create admin client")
 }
 
-/// Creates every topic that does not exist yet with `partitions` partitions.
+/// Creates every topic that does not exist yet with `partitions` partitions and records up to
+/// `message_bytes_max`.
 pub async fn create(
     bootstrap: &str,
     topics: &Topics,
     partitions: i32,
     replication: i32,
+    message_bytes_max: usize,
 ) -> anyhow::Result<Vec<String>> {
     let admin = admin(bootstrap)?;
-    let specs = topics.specs();
+    let specs = topics.specs(message_bytes_max);
     let new: Vec<NewTopic<'_>> = specs
         .iter()
         .map(|(name, configs)| {

@@ -3,6 +3,10 @@
 use kledger_topology::embedded::{EmbeddedBroker, free_port};
 use kledger_topology::topics::{self, Topics};
 
+/// Topics' `max.message.bytes`: the default record budget plus framing.
+const MESSAGE_BYTES: usize =
+    kledger_schemas::limits::RECORD_BYTES_DEFAULT + kledger_schemas::limits::RECORD_OVERHEAD_BYTES;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn topics_are_created_and_checked() {
     let port = free_port().unwrap();
@@ -10,9 +14,13 @@ async fn topics_are_created_and_checked() {
         .await
         .unwrap();
     let t = Topics::new("smoke");
-    let created = topics::create(&broker.bootstrap(), &t, 3, 1).await.unwrap();
+    let created = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
+        .await
+        .unwrap();
     assert_eq!(created.len(), 5);
-    let again = topics::create(&broker.bootstrap(), &t, 3, 1).await.unwrap();
+    let again = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
+        .await
+        .unwrap();
     assert!(again.is_empty(), "creating twice is a no-op");
     let b = broker.bootstrap();
     let n = tokio::task::spawn_blocking(move || topics::check(&b, &t))
@@ -25,9 +33,15 @@ async fn topics_are_created_and_checked() {
         outbox: "smoke.other.v1".into(),
         ..Topics::new("smoke")
     };
-    topics::create(&broker.bootstrap(), &Topics::new("other-prefix"), 2, 1)
-        .await
-        .unwrap();
+    topics::create(
+        &broker.bootstrap(),
+        &Topics::new("other-prefix"),
+        2,
+        1,
+        MESSAGE_BYTES,
+    )
+    .await
+    .unwrap();
     let bad = Topics {
         outbox: "other-prefix.outbox.v1".into(),
         ..bad
@@ -51,7 +65,9 @@ async fn committed_offsets_round_trip_per_partition() {
         .await
         .unwrap();
     let t = Topics::new("offsets");
-    topics::create(&broker.bootstrap(), &t, 6, 1).await.unwrap();
+    topics::create(&broker.bootstrap(), &t, 6, 1, MESSAGE_BYTES)
+        .await
+        .unwrap();
     let b = broker.bootstrap();
     let intents = t.intents.clone();
     tokio::task::spawn_blocking(move || {
@@ -114,7 +130,9 @@ async fn fetch_from_the_middle_of_a_batch_probe() {
         .await
         .unwrap();
     let t = Topics::new("mid");
-    topics::create(&broker.bootstrap(), &t, 1, 1).await.unwrap();
+    topics::create(&broker.bootstrap(), &t, 1, 1, MESSAGE_BYTES)
+        .await
+        .unwrap();
     let b = broker.bootstrap();
     let topic = t.intents.clone();
     tokio::task::spawn_blocking(move || {

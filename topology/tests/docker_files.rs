@@ -225,12 +225,93 @@ fn grafana_provisioning_points_at_prometheus_and_the_mounted_dashboard() {
 }
 
 #[test]
-fn the_dockerfile_is_multi_stage_and_builds_the_one_binary() {
+fn the_dockerfile_is_multi_stage_and_ships_a_stripped_binary_with_symbols_apart() {
     let text = std::fs::read_to_string(docker().join("Dockerfile")).unwrap();
     let stages: Vec<&str> = text.lines().filter(|l| l.starts_with("FROM ")).collect();
-    assert_eq!(stages.len(), 2, "{stages:?}");
+    assert_eq!(stages.len(), 3, "{stages:?}");
     assert!(stages[0].contains(" AS builder"));
+    assert!(stages[1].contains(" AS symbols"));
+    assert!(
+        stages[2].contains(" AS runtime"),
+        "the runtime is the default target"
+    );
     assert!(text.contains("cargo build --release --locked -p kledger-topology --bin kledger"));
-    assert!(text.contains("COPY --from=builder"));
+    assert!(text.contains("objcopy --only-keep-debug"));
+    assert!(text.contains("objcopy --strip-debug"));
+    assert!(text.contains("COPY --from=builder /usr/local/bin/kledger"));
     assert!(text.contains("ENTRYPOINT [\"/usr/local/bin/kledger\"]"));
+}
+
+#[test]
+fn compose_publishes_only_the_tls_proxy_and_the_monitoring_uis_on_localhost() {
+    let compose = yaml("compose.yaml");
+    for (name, svc) in compose["services"].as_mapping().unwrap() {
+        let name = s(name);
+        let ports: Vec<String> = svc["ports"]
+            .as_sequence()
+            .map(|p| p.iter().map(s).collect())
+            .unwrap_or_default();
+        match name.as_str() {
+            "tls-proxy" | "prometheus" | "grafana" => {
+                assert!(!ports.is_empty(), "{name} publishes nothing");
+                for p in &ports {
+                    assert!(
+                        p.starts_with("127.0.0.1:"),
+                        "{name} publishes {p} beyond localhost"
+                    );
+                }
+            }
+            _ => assert!(ports.is_empty(), "{name} publishes {ports:?}"),
+        }
+    }
+    let caddy = std::fs::read_to_string(docker().join("caddy/Caddyfile")).unwrap();
+    assert!(caddy.contains("tls internal") && caddy.contains("reverse_proxy kledger-views:9464"));
+    let mounts = s(&compose["services"]["tls-proxy"]["volumes"]);
+    assert!(
+        mounts.contains("./caddy/Caddyfile:/etc/caddy/Caddyfile"),
+        "{mounts}"
+    );
+}
+
+#[test]
+fn alert_rules_are_loaded_and_name_exported_metrics() {
+    let rules = yaml("alerts.yml");
+    let prom = yaml("prometheus.yml");
+    assert!(s(&prom["rule_files"]).contains("/etc/prometheus/alerts.yml"));
+    let compose = yaml("compose.yaml");
+    assert!(
+        s(&compose["services"]["prometheus"]["volumes"])
+            .contains("./alerts.yml:/etc/prometheus/alerts.yml")
+    );
+    let alerts: Vec<(String, String)> = rules["groups"][0]["rules"]
+        .as_sequence()
+        .unwrap()
+        .iter()
+        .map(|r| (s(&r["alert"]), s(&r["expr"])))
+        .collect();
+    for required in [
+        "KledgerProcessorDegraded",
+        "KledgerProcessorDown",
+        "KledgerConsumerLagGrowing",
+        "KledgerSinkLag",
+        "KledgerUnownedPartitions",
+        "KledgerFork",
+        "KledgerDeadLetters",
+        "KledgerRecordsRejectedForSize",
+    ] {
+        assert!(
+            alerts.iter().any(|(a, _)| a == required),
+            "no alert {required}"
+        );
+    }
+    for (name, expr) in &alerts {
+        for word in expr.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_')) {
+            if word.starts_with("kledger_") {
+                assert!(
+                    kledger_topology::metrics::ALL.contains(&word),
+                    "{name}: {word} is not a kledger metric"
+                );
+            }
+        }
+    }
 }

@@ -384,7 +384,7 @@ fn an_intent_read_again_after_a_later_commit_is_not_committed_then() {
     );
     let occupant = kledger_testkit::ledger::Ledger::new(PARTITIONS)
         .apply(&oslo)
-        .commit
+        .into_commit()
         .expect("oslo commits")
         .ops[0]
         .row
@@ -443,4 +443,105 @@ fn an_intent_read_again_after_a_later_commit_is_not_committed_then() {
     let (want, _) = expected(&records, PARTITIONS);
     assert_eq!(want.len(), 2);
     assert_outbox_exact(&got, &want);
+}
+
+#[test]
+fn a_commit_the_producer_refuses_is_answered_rejected_and_nothing_else_waits() {
+    // The original outage: a valid intent whose commit is larger than the producer accepts.
+    // Here the processor's producer is held to 300,000 bytes, under the record budget, so a
+    // 16-document intent (a ~780 KB commit) is refused when sent. It must be answered
+    // `rejected` (`record_refused`), dead-lettered, and every other intent — of other
+    // accounts in the same batches, and later ones of the same account — answered as if it
+    // had never been there; the processor never stops, and replay verify passes.
+    use kledger_schemas::{Op, Outcome, WriteReason};
+    use kledger_testkit::build::{document, fact, intent};
+    const BIG: &str = "t_acme/user/u_big";
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&b.bootstrap, dir.path(), PARTITIONS, "e2e-refused");
+    c.views.enabled = false;
+    c.vectors.enabled = false;
+    create_topics(&b, &c);
+    let mut records = stream(5, 40, 600);
+    let big_ops: Vec<Op> = (0..16)
+        .map(|k| Op::Assert(document(&format!("Playbook {k}"), &"é".repeat(24_000))))
+        .collect();
+    let at = |i| IntentRecord {
+        timestamp: 1_767_225_600_000 + 5_000,
+        partition: None,
+        offset: None,
+        intent: i,
+    };
+    records.insert(
+        300,
+        at(intent(
+            BIG,
+            "big",
+            WriteReason::RecurringWorkflow,
+            0,
+            big_ops,
+        )),
+    );
+    records.push(at(intent(
+        BIG,
+        "after",
+        WriteReason::DirectUserStatement,
+        0,
+        vec![Op::Assert(fact("Prefers aisle seats"))],
+    )));
+    publish_all(&c, &records);
+    let mut run = c.clone();
+    run.kafka
+        .producer_properties
+        .insert("message.max.bytes".into(), "300000".into());
+    let running = b.rt.block_on(runtime::start(run)).unwrap();
+    if let Err(why) = answered(&c, &records, Duration::from_secs(180), || {
+        !running.finished()
+    }) {
+        let stopped = b.rt.block_on(running.stop());
+        panic!("{why}; the processor returned {stopped:?}");
+    }
+    assert!(running.status.degraded().is_none());
+    b.rt.block_on(running.stop()).unwrap();
+
+    let rs = receipts(&b.bootstrap, &c);
+    let big: Vec<_> = rs.iter().filter(|r| r.action_id == "big").collect();
+    assert!(!big.is_empty());
+    assert!(
+        big.iter()
+            .all(|r| r.outcome == Outcome::Rejected && r.code.as_deref() == Some("record_refused")),
+        "{big:?}"
+    );
+    let after = rs.iter().find(|r| r.action_id == "after").unwrap();
+    assert_eq!(
+        (after.outcome, after.commit_seq),
+        (Outcome::Committed, Some(1)),
+        "the account moved on without the refused commit"
+    );
+    let dead = read_all(&b.bootstrap, &c.topics().deadletter, PARTITIONS);
+    assert!(
+        dead.iter()
+            .any(|d| d.headers.get("kledger.error.code").map(String::as_str)
+                == Some("record_refused")),
+        "no record_refused dead letter"
+    );
+    // Every other commit is what `kledger apply` gives for the stream without the refused
+    // intent, each record at the position it has on the topic.
+    let mut next = std::collections::BTreeMap::new();
+    let without: Vec<IntentRecord> = records
+        .iter()
+        .cloned()
+        .map(|mut r| {
+            let p = partition_for(r.intent.account_id.as_bytes(), PARTITIONS);
+            let o = next.entry(p).or_insert(0i64);
+            (r.partition, r.offset) = (Some(p), Some(*o));
+            *o += 1;
+            r
+        })
+        .filter(|r| r.intent.action_id != "big")
+        .collect();
+    let (want, _) = expected(&without, PARTITIONS);
+    assert_outbox_exact(&commits(&b.bootstrap, &c), &want);
+    let report = verify(&c, &dir.path().join("verify"));
+    assert!(report.difference.is_none(), "{report:?}");
 }

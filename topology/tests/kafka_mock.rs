@@ -111,3 +111,54 @@ fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
     let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
     assert_outbox_exact(&unique, &want);
 }
+
+#[test]
+fn a_failing_broker_degrades_the_processor_and_it_recovers_by_itself() {
+    // Produce requests fail for a while (an authorization error a retry cannot fix at once):
+    // every batch fails, the processor reports itself degraded but keeps retrying with
+    // backoff, never stops, and once the broker accepts writes again it answers everything
+    // and is well again.
+    let mock = MockCluster::new(1).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = mock_config(&mock, dir.path(), "mock-degraded");
+    c.processor.degraded_after_attempts = 2;
+    c.processor.backoff_ms_initial = 50;
+    c.processor.backoff_ms_max = 400;
+    let records = stream(44, 600);
+    publish_all(&c, &records);
+    let rt = rt();
+    mock.request_errors(
+        RDKafkaApiKey::Produce,
+        &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED; 60],
+    );
+    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(120);
+    let reason = loop {
+        if let Some(r) = running.status.degraded() {
+            break r;
+        }
+        assert!(!running.finished(), "the processor stopped");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never reported degraded"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(!running.status.ready(), "degraded is not ready");
+    assert!(running.status.json()["degraded"].is_string(), "{reason}");
+    if let Err(why) = answered(&c, &records, Duration::from_secs(180), || {
+        !running.finished()
+    }) {
+        let stopped = rt.block_on(running.stop());
+        panic!("{why}; the processor returned {stopped:?}");
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while running.status.degraded().is_some() {
+        assert!(std::time::Instant::now() < deadline, "still degraded");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    rt.block_on(running.stop()).unwrap();
+    let (want, _) = expected(&records, PARTITIONS);
+    let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
+    assert_outbox_exact(&unique, &want);
+}

@@ -16,9 +16,10 @@ fn run(store: &dyn kledger_state::StateStore, input: &str) -> (ApplySummary, Str
         store,
         &mut BufReader::new(Cursor::new(input)),
         12,
+        Default::default(),
         Sinks {
             receipts: &mut r,
-            commits: &mut c,
+            commits: Some(&mut c),
         },
     )
     .unwrap();

@@ -8,6 +8,7 @@ mod common;
 
 use std::collections::BTreeMap;
 
+use kledger_processors::Limits;
 use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::{KnownSchemas, decode, encode_single_object};
 use kledger_schemas::{Commit, IntentRecord};
@@ -74,8 +75,17 @@ fn live_outbox(intents: &BTreeMap<i32, Vec<OwnedMessage>>) -> BTreeMap<i32, Vec<
     for (&p, records) in intents {
         // Batches of another size than replay's: decisions must not depend on batching.
         for chunk in records.chunks(333) {
-            let mut applier = Applier::new(&store);
-            let d = decide_batch(&mut applier, chunk, &topics, PARTITIONS, &lookup).unwrap();
+            let mut applier = Applier::new(&store, Limits::default());
+            let d = decide_batch(
+                &mut applier,
+                chunk,
+                &topics,
+                PARTITIONS,
+                &lookup,
+                Limits::default().record_bytes_max,
+                &Default::default(),
+            )
+            .unwrap();
             store.write(&applier.into_writes()).unwrap();
             let part = out.entry(p).or_default();
             for o in d.out.into_iter().filter(|o| o.kind == OutKind::Outbox) {
@@ -118,6 +128,8 @@ fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
         from,
         &open,
         &lookup,
+        Limits::default(),
+        &Default::default(),
         &|_| {},
     )
     .unwrap()

@@ -233,7 +233,8 @@ fn the_projection_suite_on_a_qdrant_server() {
     };
     let dir = tempfile::tempdir().unwrap();
     let name = format!("cm_text_256_v1_test_{}", std::process::id());
-    let index = kledger_topology::vector::server::ServerIndex::open(&url, &name, 256).unwrap();
+    let index =
+        kledger_topology::vector::server::ServerIndex::open(&url, None, &name, 256).unwrap();
     suite(&index, &dir.path().join("marks"));
 }
 
@@ -269,7 +270,7 @@ fn an_intents_own_vector_is_used_as_it_is() {
                 vec![Op::Assert(op)],
             ),
         });
-        ids.push(uuid(&d.commit.unwrap().ops[0].row.memory_id));
+        ids.push(uuid(&d.into_commit().unwrap().ops[0].row.memory_id));
     }
     let marks = MarkStore::open(&dir.path().join("marks")).unwrap();
     feed(&*index, &marks, &l.commits, &embedder);

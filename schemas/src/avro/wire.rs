@@ -16,7 +16,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use super::{AvroCodec, DecodeError, Reader};
-use crate::limits::RECORD_BYTES_MAX;
+use crate::limits::RECORD_BYTES_CEILING;
 use crate::types::{Commit, Intent, Receipt, View};
 
 /// Single-object encoding magic.
@@ -188,7 +188,7 @@ pub fn decode<T: Record>(bytes: &[u8], lookup: &dyn SchemaLookup) -> Result<T, D
     if bytes.is_empty() {
         return Err(DecodeError::Empty);
     }
-    if bytes.len() > RECORD_BYTES_MAX {
+    if bytes.len() > RECORD_BYTES_CEILING {
         return Err(DecodeError::Oversize(bytes.len()));
     }
     let current = T::current();

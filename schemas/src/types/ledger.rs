@@ -172,6 +172,11 @@ pub struct Commit {
     pub rebased: bool,
     /// Row changes, in op order.
     pub ops: Vec<CommitOp>,
+    /// More commits of this action follow: a purge too large for one record is split into
+    /// bounded commits, and only the last one (`continues = false`) records the action as
+    /// committed.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub continues: bool,
 }
 avro_record!(Commit {
     account_id,
@@ -185,5 +190,6 @@ avro_record!(Commit {
     intent_offset,
     generation,
     rebased,
-    ops
+    ops,
+    continues
 });

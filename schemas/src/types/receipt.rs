@@ -102,6 +102,10 @@ pub struct View {
     pub active_documents: i64,
     /// Active triggers.
     pub active_triggers: i64,
+    /// Whether triggers were left out of `watchlist` to keep the view within the record
+    /// budget (the counts above still count them).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub watchlist_truncated: bool,
 }
 avro_record!(View {
     account_id,
@@ -113,7 +117,8 @@ avro_record!(View {
     watchlist,
     active_facts,
     active_documents,
-    active_triggers
+    active_triggers,
+    watchlist_truncated
 });
 
 /// A standing trigger compiled into the watchlist.

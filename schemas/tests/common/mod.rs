@@ -139,9 +139,10 @@ prop_compose! {
     pub fn commit()(account_id in s(), commit_seq in any::<i64>(), prev_hash in s(), head_hash in s(), action_id in s(),
         intent_digest in s(), recorded_at in any::<i64>(), intent_partition in any::<i32>(), intent_offset in any::<i64>(),
         generation in any::<i64>(), rebased in any::<bool>(),
-        ops in vec((pick(Change::ALL), row()).prop_map(|(change, row)| CommitOp { change, row }), 0..3)) -> Commit {
+        ops in vec((pick(Change::ALL), row()).prop_map(|(change, row)| CommitOp { change, row }), 0..3),
+        continues in any::<bool>()) -> Commit {
         Commit { account_id, commit_seq, prev_hash, head_hash, action_id, intent_digest, recorded_at, intent_partition,
-            intent_offset, generation, rebased, ops }
+            intent_offset, generation, rebased, ops, continues }
     }
 }
 
@@ -162,8 +163,8 @@ prop_compose! {
         watchlist in vec((s(), s(), map(), any::<i64>(), option::of(any::<i64>()), option::of(any::<i64>()))
             .prop_map(|(memory_id, content, condition, valid_from, valid_to, expires_at)|
                 WatchItem { memory_id, content, condition, valid_from, valid_to, expires_at }), 0..2),
-        counts in any::<(i64, i64, i64)>()) -> View {
+        counts in any::<(i64, i64, i64)>(), watchlist_truncated in any::<bool>()) -> View {
         View { account_id, generation, commit_seq, as_of, profile, playbook_index, watchlist,
-            active_facts: counts.0, active_documents: counts.1, active_triggers: counts.2 }
+            active_facts: counts.0, active_documents: counts.1, active_triggers: counts.2, watchlist_truncated }
     }
 }

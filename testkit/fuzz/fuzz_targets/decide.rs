@@ -3,7 +3,7 @@
 //! content and chains from the empty head, its commit_seq is 1, and a rejection has a code.
 #![no_main]
 
-use kledger_processors::{RecordMeta, decide_owned, ids};
+use kledger_processors::{Limits, RecordMeta, decide_owned, ids};
 use kledger_schemas::avro::{KnownSchemas, decode};
 use kledger_schemas::{Intent, Outcome};
 use libfuzzer_sys::fuzz_target;
@@ -24,9 +24,9 @@ fuzz_target!(|data: &[u8]| {
         partition: 0,
         offset: 0,
     };
-    let d = decide_owned(&Default::default(), intent, &meta);
-    assert_eq!(d.commit.is_some(), d.receipt.outcome == Outcome::Committed);
-    if let Some(mut c) = d.commit {
+    let d = decide_owned(&Default::default(), intent, &meta, &Limits::default());
+    assert_eq!(d.commits.len() == 1, d.receipt.outcome == Outcome::Committed);
+    if let Some(mut c) = d.into_commit() {
         assert_eq!(c.commit_seq, 1);
         assert_eq!(c.prev_hash, "0".repeat(64));
         let h = c.head_hash.clone();

@@ -1,4 +1,4 @@
-//! `harness [short|long] [--kledger PATH] [--only crash,faults,bad,access,soak] [--seed N]`:
+//! `harness [short|long] [--kledger PATH] [--only crash,early,faults,bad,access,soak] [--seed N]`:
 //! runs the reliability harness and prints its summary table; exits 1 when a check fails. The
 //! `kledger` binary defaults to the one next to this program (`cargo build -p
 //! kledger-topology --bin kledger` first); `--seed` replaces the profile's seed.

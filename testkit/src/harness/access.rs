@@ -369,6 +369,8 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
             no_swap_v,
         )?)),
         embedder: Some(Arc::new(embedder)),
+        exports: Arc::new(tokio::sync::Semaphore::new(2)),
+        receipts: Arc::default(),
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xACCE55);
     let leak = |f: &mut AccessFigures, what: String| {

@@ -165,12 +165,12 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
             r = r.payload(v.as_slice());
         }
         send_waiting(&producer, r, Instant::now() + Duration::from_secs(60))
-            .map_err(anyhow::Error::msg)?;
+            .map_err(|(e, _)| anyhow::Error::msg(e))?;
     }
     producer.flush(Duration::from_secs(60))?;
     let mut position: BTreeMap<usize, (i32, i64)> = BTreeMap::new();
     while let Ok(d) = rx.try_recv() {
-        let (p, o) = d.result.map_err(anyhow::Error::msg)?;
+        let (p, o) = d.result.map_err(|(e, _)| anyhow::Error::msg(e))?;
         position.insert(d.id as usize, (p, o));
     }
     anyhow::ensure!(
@@ -218,9 +218,10 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
         &kledger_state::MemoryStore::new(),
         &mut BufReader::new(Cursor::new(jsonl(&valid))),
         PARTITIONS,
+        Default::default(),
         kledger_topology::offline::Sinks {
             receipts: &mut offline_receipts,
-            commits: &mut Vec::new(),
+            commits: Some(&mut Vec::new()),
         },
     )?;
     let offline: Vec<Receipt> = String::from_utf8(offline_receipts)?

@@ -157,3 +157,230 @@ fn lost_sample(sample: &[String]) -> String {
 fn tracing_free_note(why: &str) {
     eprintln!("crash loop: {why}");
 }
+
+/// What the early-kill crash loop did and found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EarlyCrashFigures {
+    /// Static group membership (`kafka.group_instance_id = "auto"`) or dynamic (the default).
+    pub static_membership: bool,
+    /// Intents published (all before the first start).
+    pub intents: usize,
+    /// SIGKILLs, each at a random moment in the first seconds after a start.
+    pub kills: usize,
+    /// Seconds from the last (clean) start until the group owned every partition (none: not
+    /// within [`FULL_ASSIGNMENT_WAIT`]).
+    pub full_assignment_secs: Option<f64>,
+    /// Intents with at least one receipt.
+    pub answered: usize,
+    /// The oracle's findings.
+    pub oracle: Findings,
+    /// Whether the final state digest equals an uninterrupted run's.
+    pub digest_equal: bool,
+}
+
+/// The bound on the time to full assignment after the last restart.
+pub const FULL_ASSIGNMENT_SECS_MAX: f64 = 30.0;
+/// How long the early-kill loop waits for full assignment before it reports none.
+pub const FULL_ASSIGNMENT_WAIT: Duration = Duration::from_secs(120);
+/// Partitions of the early-kill loop's topics (the deployment default).
+pub const EARLY_PARTITIONS: i32 = 12;
+
+impl EarlyCrashFigures {
+    /// The summary row.
+    pub fn row(&self) -> Row {
+        let o = &self.oracle;
+        Row {
+            check: if self.static_membership {
+                "crash loop (early kills, static members)"
+            } else {
+                "crash loop (early kills, dynamic members)"
+            },
+            figures: format!(
+                "{} kills 1.5–6 s after start, broker in its own process, default timeouts; full assignment {} after the last start (bound {FULL_ASSIGNMENT_SECS_MAX:.0} s); {} intents, answered {}, lost {}, duplicated {}, forks {}, gaps {}, digest {}",
+                self.kills,
+                self.full_assignment_secs
+                    .map_or("NEVER".to_owned(), |s| format!("{s:.1} s")),
+                self.intents,
+                self.answered,
+                o.lost,
+                o.duplicated,
+                o.forks,
+                o.gaps,
+                if self.digest_equal {
+                    "equal"
+                } else {
+                    "DIFFERENT"
+                }
+            ),
+            ok: self.ok(),
+        }
+    }
+
+    /// Whether every invariant held.
+    pub fn ok(&self) -> bool {
+        self.full_assignment_secs
+            .is_some_and(|s| s <= FULL_ASSIGNMENT_SECS_MAX)
+            && self.oracle.ok()
+            && self.digest_equal
+            && self.answered == self.intents
+    }
+}
+
+/// A crash-looping container: the broker runs as its own process (`kledger broker`) and
+/// outlives the processor; `kledger run` is started `kills` times and SIGKILLed
+/// at a random moment 1.5–6 s after each start (whether or not it was ready), with the default
+/// group timeouts; then one clean start (half the stream is published after it) must own every
+/// partition within [`FULL_ASSIGNMENT_SECS_MAX`] and answer everything as an uninterrupted run
+/// would.
+pub fn crash_loop_early(
+    bin: &Path,
+    seed: u64,
+    intents: usize,
+    accounts: usize,
+    kills: usize,
+    static_membership: bool,
+) -> anyhow::Result<EarlyCrashFigures> {
+    // `HARNESS_KEEP_DIR=1` keeps the directory (logs, state, broker) for a post-mortem.
+    let (root, _guard) = if std::env::var_os("HARNESS_KEEP_DIR").is_some() {
+        let kept = tempfile::tempdir()?.keep();
+        eprintln!("early crash loop: keeping {}", kept.display());
+        (kept, None)
+    } else {
+        let g = tempfile::tempdir()?;
+        (g.path().to_owned(), Some(g))
+    };
+    let dir = root.as_path();
+    std::fs::create_dir_all(dir.join("broker"))?;
+    let broker_port = kledger_topology::embedded::free_port()?;
+    let bootstrap = format!("127.0.0.1:{broker_port}");
+    let broker_log = std::fs::File::create(dir.join("broker.log"))?;
+    // Memory storage: the broker process outlives every processor, which is what matters
+    // here. (tansu 0.6's sqlite storage cannot serve a fetch over a record whose timestamp is
+    // far from its batch's, which the stream's invalid intents have: docs/operations.md.)
+    let broker = std::process::Command::new(bin)
+        .args(["broker", "--listen", &bootstrap, "--storage"])
+        .arg("memory://tansu/")
+        .env("KLEDGER_LOG__FILTER", "warn")
+        .current_dir(dir)
+        .stdout(std::process::Stdio::null())
+        .stderr(broker_log)
+        .spawn()?;
+    let broker = ChildGuard(Some(broker));
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(&bootstrap).is_err() {
+        anyhow::ensure!(
+            std::time::Instant::now() < deadline,
+            "the broker did not listen"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let mut c = config(
+        &bootstrap,
+        &dir.join("state"),
+        EARLY_PARTITIONS,
+        "harness-crash-early",
+    );
+    // The deployment's group timeouts, not the tests' short ones.
+    c.kafka.consumer_properties.clear();
+    let rt = tokio::runtime::Runtime::new()?;
+    rt.block_on(kledger_topology::topics::create(
+        &bootstrap,
+        &c.topics(),
+        EARLY_PARTITIONS,
+        1,
+        c.limits.kafka_message_bytes(),
+    ))?;
+    let records = stream(seed, accounts, intents);
+    // Half before the crash loop, half after the last start: unread intents wait on every
+    // partition then, so a partition no one owns is an outage, not an idle partition.
+    let (before, after) = records.split_at(records.len() / 2);
+    publish_all(&c, before);
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
+    let port = kledger_topology::embedded::free_port()?;
+    let mut env = vec![
+        ("KLEDGER_VIEWS__ENABLED", "false"),
+        ("KLEDGER_VECTORS__ENABLED", "false"),
+    ];
+    if static_membership {
+        env.push(("KLEDGER_KAFKA__GROUP_INSTANCE_ID", "auto"));
+    }
+    // Dynamic membership (the default): the group coverage check alone must heal the group.
+    let mut child_env_default = child_env(&c, &format!("127.0.0.1:{port}"));
+    child_env_default.retain(|(k, _)| !k.contains("CONSUMER_PROPERTIES"));
+    let spawn = |tag: &str| {
+        let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
+        std::process::Command::new(bin)
+            .arg("run")
+            .envs(child_env_default.iter().cloned())
+            .envs(env.iter().copied())
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()
+            .unwrap()
+    };
+    for i in 0..kills {
+        let mut child = spawn(&format!("run{i}"));
+        std::thread::sleep(Duration::from_millis(rng.random_range(1_500..6_000)));
+        let killed = child.kill();
+        child.wait()?;
+        killed?;
+    }
+    let started = std::time::Instant::now();
+    let last = spawn("final");
+    publish_all(&c, after);
+    let all: Vec<i64> = (0..i64::from(EARLY_PARTITIONS)).collect();
+    let mut full_assignment_secs = None;
+    while started.elapsed() < FULL_ASSIGNMENT_WAIT {
+        if let Some((_, body)) = get(port, "/readyz")
+            && let Ok(v) = serde_json::from_str::<serde_json::Value>(&body)
+        {
+            let assigned: Vec<i64> = v["assigned"]
+                .as_array()
+                .map(|a| a.iter().filter_map(serde_json::Value::as_i64).collect())
+                .unwrap_or_default();
+            if assigned == all {
+                full_assignment_secs = Some(started.elapsed().as_secs_f64());
+                break;
+            }
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let answered_all = answered(&c, &records, Duration::from_secs(300), || true);
+    stop(last);
+    if let Err(why) = answered_all {
+        tracing_free_note(&why);
+    }
+    // Read back while the broker still runs, then stop it.
+    let got = commits(&bootstrap, &c);
+    let rs = receipts(&bootstrap, &c);
+    drop(broker);
+    let (want, want_digest) = expected(&records, EARLY_PARTITIONS);
+    let answered: std::collections::BTreeSet<(i32, i64)> = rs
+        .iter()
+        .map(|r| (r.intent_partition, r.intent_offset))
+        .collect();
+    let store =
+        kledger_state::RocksStore::open(&c.state.dir, &kledger_state::RocksConfig::default())?;
+    let digest_equal = kledger_state::digest(&store)? == want_digest;
+    Ok(EarlyCrashFigures {
+        static_membership,
+        intents: records.len(),
+        kills,
+        full_assignment_secs,
+        answered: answered.len(),
+        oracle: check(&got, &want),
+        digest_equal,
+    })
+}
+
+/// Stops the child when dropped (a panicking harness leaves no broker behind).
+struct ChildGuard(Option<std::process::Child>);
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            stop(c);
+        }
+    }
+}

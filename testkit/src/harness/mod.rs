@@ -8,6 +8,8 @@
 //! - [`crash`]: kill -9 the processor at random points during a seeded stream; the oracle reads
 //!   the outbox back and checks every accepted action committed exactly once, commit_seq
 //!   gapless per account, head hashes chained, state digest equal to an uninterrupted run.
+//!   The early-kill loop kills it in the first seconds after each start with the broker in
+//!   its own process, then checks the group owns every partition soon after the last start.
 //! - [`faults`]: librdkafka's mock cluster injects request errors (produce, fetch, commit,
 //!   heartbeat, transactions), moves leaders and coordinators and takes a broker down and up,
 //!   in both delivery modes; the processor keeps going and the oracle holds.
@@ -41,6 +43,9 @@ pub struct Profile {
     pub crash_accounts: usize,
     /// SIGKILLs of the crash loop.
     pub crash_kills: usize,
+    /// SIGKILLs of the early-kill crash loop (in the first seconds after each start, the
+    /// broker in its own process).
+    pub early_kills: usize,
     /// Valid intents around the bad-input corpus.
     pub bad_valid_intents: usize,
     /// Read-API queries of the access check.
@@ -63,6 +68,7 @@ pub const SHORT: Profile = Profile {
     crash_intents: 20_000,
     crash_accounts: 200,
     crash_kills: 5,
+    early_kills: 12,
     bad_valid_intents: 2_000,
     access_queries: 100_000,
     fault_intents: 1_200,
@@ -78,6 +84,7 @@ pub const LONG: Profile = Profile {
     crash_intents: 100_000,
     crash_accounts: 1_000,
     crash_kills: 20,
+    early_kills: 24,
     bad_valid_intents: 20_000,
     access_queries: 500_000,
     fault_intents: 4_000,
@@ -137,7 +144,7 @@ impl fmt::Display for Summary {
 }
 
 /// The checks, in run order.
-pub const CHECKS: [&str; 5] = ["crash", "faults", "bad", "access", "soak"];
+pub const CHECKS: [&str; 6] = ["crash", "early", "faults", "bad", "access", "soak"];
 
 /// Runs every check of `profile` with the `kledger` binary at `bin`.
 pub fn run(profile: &Profile, bin: &std::path::Path) -> anyhow::Result<Summary> {
@@ -160,6 +167,19 @@ pub fn run_only(
             profile.crash_kills,
         )?;
         s.rows.push(c.row());
+    }
+    if only.contains(&"early") {
+        for static_membership in [true, false] {
+            let c = crash::crash_loop_early(
+                bin,
+                profile.seed,
+                5_000,
+                100,
+                profile.early_kills,
+                static_membership,
+            )?;
+            s.rows.push(c.row());
+        }
     }
     if only.contains(&"faults") {
         s.rows

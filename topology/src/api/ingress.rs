@@ -5,7 +5,9 @@
 //! the intents topic keyed and partitioned by account, exactly as `kledger publish` does. A
 //! principal writes to its own account; one holding [`INGEST_ROLE`] may write to any account
 //! of its tenant. With `wait_ms` (≤30,000) the answer carries the intent's receipt when it
-//! arrives in time (`200`); otherwise `202` says the intent was accepted.
+//! arrives in time (`200`); otherwise `202` says the intent was accepted. Every wait is served
+//! by one receipts reader per process ([`super::receipts`]); at most `api.waits_max` wait at
+//! once (a request beyond is answered `202` at once).
 
 use std::time::{Duration, Instant};
 
@@ -16,12 +18,8 @@ use axum::response::{IntoResponse, Response};
 use kledger_processors::access::may_address;
 use kledger_processors::routing::partition_for;
 use kledger_processors::validate::validate;
-use kledger_schemas::avro::decode;
 use kledger_schemas::{Intent, Receipt};
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::Message;
 use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Offset, TopicPartitionList};
 use serde::{Deserialize, Serialize};
 
 use super::read::blocking;
@@ -31,8 +29,6 @@ use super::{Api, ApiError, Caller, now_ms, observe};
 pub const INGEST_ROLE: &str = "role_ingest";
 /// Longest wait for a receipt.
 pub const WAIT_MS_MAX: u64 = 30_000;
-/// Largest intent body accepted, bytes.
-pub const BODY_BYTES_MAX: usize = 1 << 20;
 
 /// Parameters.
 #[derive(Debug, Deserialize)]
@@ -55,6 +51,15 @@ pub struct IngressAnswer {
     pub receipt: Option<Receipt>,
 }
 
+/// `413 body_too_large`: the body is over the record budget.
+pub fn body_too_large(budget: usize) -> ApiError {
+    ApiError::new(
+        StatusCode::PAYLOAD_TOO_LARGE,
+        "body_too_large",
+        format!("a request body is at most {budget} bytes (the record budget)"),
+    )
+}
+
 fn producer(api: &Api) -> Result<&FutureProducer, ApiError> {
     if let Some(p) = api.producer.get() {
         return Ok(p);
@@ -65,56 +70,6 @@ fn producer(api: &Api) -> Result<&FutureProducer, ApiError> {
     Ok(api.producer.get_or_init(|| p))
 }
 
-/// The receipts partition's end before the intent is produced: its receipt comes after it.
-fn receipts_end(api: &Api, partition: i32) -> Result<(BaseConsumer, i64), ApiError> {
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", api.config.bootstrap())
-        .set("group.id", format!("{}-ingress", api.config.kafka.group_id))
-        .set("enable.auto.commit", "false")
-        .set("isolation.level", "read_committed")
-        .create()
-        .map_err(ApiError::internal)?;
-    let topic = api.config.topics().receipts;
-    let (_, high) = c
-        .fetch_watermarks(&topic, partition, Duration::from_secs(5))
-        .map_err(ApiError::internal)?;
-    Ok((c, high))
-}
-
-/// Reads receipts from `from` until the one of `action_id` in `account` or the deadline.
-fn wait_receipt(
-    api: &Api,
-    c: &BaseConsumer,
-    partition: i32,
-    from: i64,
-    account: &str,
-    action_id: &str,
-    deadline: Instant,
-) -> Result<Option<Receipt>, ApiError> {
-    let topic = api.config.topics().receipts;
-    let mut tpl = TopicPartitionList::new();
-    tpl.add_partition_offset(&topic, partition, Offset::Offset(from))
-        .map_err(ApiError::internal)?;
-    c.assign(&tpl).map_err(ApiError::internal)?;
-    while Instant::now() < deadline {
-        let left = deadline.saturating_duration_since(Instant::now());
-        let Some(Ok(m)) = c.poll(left.min(Duration::from_millis(200))) else {
-            continue;
-        };
-        if m.key() != Some(account.as_bytes()) {
-            continue;
-        }
-        if let Some(r) = m
-            .payload()
-            .and_then(|b| decode::<Receipt>(b, api.codec.as_ref()).ok())
-            .filter(|r| r.action_id == action_id)
-        {
-            return Ok(Some(r));
-        }
-    }
-    Ok(None)
-}
-
 /// `POST /v1/intents`.
 pub async fn post_intent(
     State(api): State<Api>,
@@ -123,13 +78,11 @@ pub async fn post_intent(
     body: axum::body::Bytes,
 ) -> Response {
     let started = Instant::now();
+    let budget = api.config.limits.record_bytes_max;
     let r = async {
-        if body.len() > BODY_BYTES_MAX {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                format!("an intent is at most {BODY_BYTES_MAX} bytes"),
-            ));
+        // The router's body limit answers a larger announced or sent body first.
+        if body.len() > budget {
+            return Err(body_too_large(budget));
         }
         if q.wait_ms > WAIT_MS_MAX {
             return Err(ApiError::bad("bad_wait", "wait_ms must be ≤ 30000"));
@@ -155,13 +108,38 @@ pub async fn post_intent(
             ));
         }
         let partition = partition_for(intent.account_id.as_bytes(), api.partitions);
+        // The wait is registered before the intent is produced, so its receipt cannot pass
+        // unseen; one shared reader serves every wait ([`super::receipts`]).
         let waiter = if q.wait_ms > 0 {
-            let api2 = api.clone();
-            Some(blocking(move || receipts_end(&api2, partition)).await?)
+            let (api2, account, action) = (
+                api.clone(),
+                intent.account_id.clone(),
+                intent.action_id.clone(),
+            );
+            blocking(move || {
+                Ok(api2.receipts.wait(
+                    &api2.config,
+                    api2.partitions,
+                    &api2.codec,
+                    &account,
+                    &action,
+                ))
+            })
+            .await?
         } else {
             None
         };
         let payload = api.codec.encode(&intent);
+        if payload.len() > budget {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "record_too_large",
+                format!(
+                    "the intent's record is {} bytes, over the record budget of {budget} bytes",
+                    payload.len()
+                ),
+            ));
+        }
         let topic = api.config.topics().intents;
         let record = FutureRecord::to(&topic)
             .key(intent.account_id.as_bytes())
@@ -174,18 +152,7 @@ pub async fn post_intent(
             .map(|d| (d.partition, d.offset))
             .map_err(|(e, _)| ApiError::internal(e))?;
         let receipt = match waiter {
-            Some((c, from)) => {
-                let (api2, account, action) = (
-                    api.clone(),
-                    intent.account_id.clone(),
-                    intent.action_id.clone(),
-                );
-                let deadline = started + Duration::from_millis(q.wait_ms);
-                blocking(move || {
-                    wait_receipt(&api2, &c, partition, from, &account, &action, deadline)
-                })
-                .await?
-            }
+            Some(w) => w.until(started + Duration::from_millis(q.wait_ms)).await,
             None => None,
         };
         let status = if receipt.is_some() {

@@ -9,7 +9,7 @@
 //! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/entities/{ref}/timeline`,
 //!   `GET /v1/export`.
 //! - [`search`]: `POST /v1/search` (search_knowledge).
-//! - [`ingress`]: `POST /v1/intents`.
+//! - [`ingress`]: `POST /v1/intents`; [`receipts`]: the one receipts reader its waits share.
 //! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
 //! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
 //!
@@ -17,6 +17,7 @@
 
 pub mod ingress;
 pub mod read;
+pub mod receipts;
 pub mod search;
 pub mod semantic;
 
@@ -57,6 +58,10 @@ pub struct Api {
     pub index: Option<Arc<crate::generations::Live<crate::vector::VectorGen>>>,
     /// The query embedder.
     pub embedder: Option<Arc<dyn crate::vector::embedder::Embedder>>,
+    /// Exports running now (at most `api.exports_max`).
+    pub exports: Arc<tokio::sync::Semaphore>,
+    /// The receipts reader ingress waits share.
+    pub receipts: Arc<receipts::Receipts>,
 }
 
 impl std::fmt::Debug for Api {
@@ -129,10 +134,28 @@ impl IntoResponse for ApiError {
     }
 }
 
-/// Constant-time comparison of tokens (no early exit on the first differing byte).
+/// Compares tokens through their SHA-256 digests in constant time: the time depends neither
+/// on where they differ nor on their lengths.
 fn same_token(a: &str, b: &str) -> bool {
-    let (a, b) = (a.as_bytes(), b.as_bytes());
-    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+    use sha2::Digest;
+    let (a, b) = (
+        sha2::Sha256::digest(a.as_bytes()),
+        sha2::Sha256::digest(b.as_bytes()),
+    );
+    a.iter()
+        .zip(b.iter())
+        .fold(0u8, |acc, (x, y)| acc | (x ^ y))
+        == 0
+}
+
+/// The token of an `Authorization` header value: the `Bearer` scheme in any case, then the
+/// token (RFC 6750; RFC 9110 makes the scheme case-insensitive).
+fn bearer(value: &str) -> Option<&str> {
+    let (scheme, token) = value.trim().split_once(' ')?;
+    scheme
+        .eq_ignore_ascii_case("bearer")
+        .then(|| token.trim())
+        .filter(|t| !t.is_empty())
 }
 
 /// The authenticated principal of a request.
@@ -154,8 +177,9 @@ impl FromRequestParts<Api> for Caller {
             .headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "))
+            .and_then(bearer)
             .ok_or_else(unauthorized)?;
+        // Every principal is compared (no early exit); tokens are unique (checked at load).
         let mut found = None;
         for p in api.config.api.principals.values() {
             if same_token(&p.token, token) {
@@ -228,6 +252,17 @@ mod tests {
         assert!(same_token("abcdefghijklmnop", "abcdefghijklmnop"));
         assert!(!same_token("abcdefghijklmnop", "abcdefghijklmnoq"));
         assert!(!same_token("abcdefghijklmnop", "abcdefghijklmno"));
+        assert!(!same_token("abcdefghijklmnop", ""));
+    }
+
+    #[test]
+    fn the_bearer_scheme_is_case_insensitive() {
+        for v in ["Bearer tok", "bearer tok", "BEARER  tok ", "BeArEr tok"] {
+            assert_eq!(bearer(v), Some("tok"), "{v}");
+        }
+        for v in ["Basic tok", "Bearer", "Bearer ", "Bearertok", "tok"] {
+            assert_eq!(bearer(v), None, "{v}");
+        }
     }
 
     #[test]

@@ -13,10 +13,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{AccountParam, Api, ApiError, Caller, now_ms, observe, target};
 
-/// Timeline entries scanned per request at most (the newest `limit` of them are returned).
+/// Timeline entries scanned per request at most, from the newest (the newest `limit` that
+/// qualify are returned).
 pub const TIMELINE_SCAN_MAX: usize = 5_000;
-/// Row versions one export returns at most.
-pub const EXPORT_VERSIONS_MAX: usize = 1_000_000;
 /// Longest entity reference accepted.
 pub const ENTITY_CHARS_MAX: usize = 256;
 
@@ -54,8 +53,14 @@ pub struct ProfileParams {
 pub struct ProfileAnswer {
     /// The account.
     pub account_id: String,
-    /// Last commit the view store folded for it.
-    pub commit_seq: i64,
+    /// Last commit the view store folded for it (the owner only: to anyone else it would tell
+    /// how many commits the account has).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit_seq: Option<i64>,
+    /// Whether the account holds more rows than a read takes (`views.account_rows_max`), so the
+    /// profile was rendered from some of them (the owner only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capped: Option<bool>,
     /// Effective time rendered at.
     pub as_of: i64,
     /// Profile block (≤2,400 chars, whole lines).
@@ -64,14 +69,31 @@ pub struct ProfileAnswer {
     pub playbook_index: String,
 }
 
-/// The rows of `account` that `p` may read (hydrated from the view store).
+/// The rows of `account` that `p` may read (hydrated from the view store), at most
+/// `views.account_rows_max` of the account's rows read.
 pub fn readable(api: &Api, p: &Principal, account: &str) -> Result<Vec<Row>, ApiError> {
-    let mut rows = api
-        .views
-        .get()
-        .rows(account, api.config.views.account_rows_max)?;
+    Ok(readable_capped(api, p, account)?.0)
+}
+
+/// [`readable`], and whether the cap cut the read (the account has more rows).
+pub fn readable_capped(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+) -> Result<(Vec<Row>, bool), ApiError> {
+    let cap = api.config.views.account_rows_max;
+    // One more than the cap tells whether it cut.
+    let mut rows = api.views.get().rows(account, cap.saturating_add(1))?;
+    let capped = rows.len() > cap;
+    rows.truncate(cap);
     rows.retain(|r| may_read(p, r));
-    Ok(rows)
+    Ok((rows, capped))
+}
+
+/// Whether `p` owns `account`: counts, sequence numbers and caps are shown to the owner only,
+/// so no answer tells anyone else how much an account holds.
+pub fn owns(p: &Principal, account: &str) -> bool {
+    p.account_id() == account
 }
 
 /// `GET /v1/profile`.
@@ -96,9 +118,15 @@ pub fn profile_answer(
 ) -> Result<ProfileAnswer, ApiError> {
     let account = target(p, account)?;
     let as_of = as_of.unwrap_or_else(now_ms);
-    let rows = readable(api, p, &account)?;
+    let (rows, capped) = readable_capped(api, p, &account)?;
+    let owner = owns(p, &account);
     Ok(ProfileAnswer {
-        commit_seq: api.views.get().mark(&account)?.commit_seq,
+        commit_seq: if owner {
+            Some(api.views.get().mark(&account)?.commit_seq)
+        } else {
+            None
+        },
+        capped: owner.then_some(capped),
         profile: render::profile(&rows, as_of),
         playbook_index: render::playbook_index(&rows, as_of),
         account_id: account,
@@ -216,7 +244,8 @@ pub struct TimelineAnswer {
     pub entity: String,
     /// Entries in (valid_from, source, id) order: the newest `limit` that qualify.
     pub items: Vec<TimelineItem>,
-    /// Whether older qualifying entries were left out or the scan bound was reached.
+    /// Whether older qualifying entries were left out (to the owner also: whether the scan
+    /// bound of the newest 5,000 entries was reached).
     pub truncated: bool,
     /// Sources read and their state (only the ledger is a source here).
     pub sources: Vec<SourceState>,
@@ -275,7 +304,8 @@ pub fn entity_timeline(
         .views
         .get()
         .timeline(&account, entity, TIMELINE_SCAN_MAX)?;
-    let mut truncated = ids.len() >= TIMELINE_SCAN_MAX;
+    // Reaching the scan bound says how long the timeline is: the owner's to know.
+    let mut truncated = ids.len() >= TIMELINE_SCAN_MAX && owns(p, &account);
     let mut items = Vec::new();
     for id in ids {
         let Some(row) = api.views.get().row(&account, &id)? else {
@@ -318,50 +348,85 @@ pub fn entity_timeline(
     })
 }
 
+/// Export bytes handed to the connection at once; at most [`EXPORT_CHUNKS_IN_FLIGHT`] wait
+/// for a slow client, so one export holds a bounded amount of memory.
+pub const EXPORT_CHUNK_BYTES: usize = 64 << 10;
+/// Chunks of one export queued for its connection at most.
+pub const EXPORT_CHUNKS_IN_FLIGHT: usize = 4;
+
 /// `GET /v1/export`: every version of every row of the principal's own account, as JSON lines
-/// (tombstones included, their content erased). Only the owner may export.
+/// (tombstones included, their content erased), streamed: the rows are read while the client
+/// reads the answer, in chunks of 64 KiB with at most 4 queued, so an export of any size holds
+/// a bounded amount of memory. Only the owner may export; `api.exports_max` exports run at once
+/// (`429 too_many_exports` beyond).
 pub async fn export(
     State(api): State<Api>,
     Caller(p): Caller,
     Query(q): Query<AccountParam>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || -> Result<Response, ApiError> {
+    let r = (|| {
         let account = target(&p, q.account.as_deref())?;
-        if account != p.account_id() {
+        if !owns(&p, &account) {
             return Err(ApiError::new(
                 StatusCode::FORBIDDEN,
                 "export_owner_only",
                 "only the account's owner may export it",
             ));
         }
-        let mut body = Vec::new();
-        let n = api
-            .views
-            .get()
-            .history(&account, EXPORT_VERSIONS_MAX, &mut |row| {
-                serde_json::to_writer(&mut body, &row)
-                    .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
-                body.push(b'\n');
-                Ok(())
-            })?;
-        let truncated = if n >= EXPORT_VERSIONS_MAX {
-            "true"
-        } else {
-            "false"
-        };
-        Ok((
-            [
-                (header::CONTENT_TYPE, "application/x-ndjson"),
-                (
-                    header::HeaderName::from_static("x-kledger-truncated"),
-                    truncated,
+        let permit = api.exports.clone().try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                StatusCode::TOO_MANY_REQUESTS,
+                "too_many_exports",
+                format!(
+                    "{} exports run already; try again later",
+                    api.config.api.exports_max
                 ),
-            ],
-            body,
-        )
-            .into_response())
-    })
-    .await;
-    finish("export", started, r)
+            )
+        })?;
+        Ok((account, permit))
+    })();
+    let (account, permit) = match r {
+        Ok(x) => x,
+        Err(e) => return finish("export", started, Err::<Response, _>(e)),
+    };
+    let (tx, rx) =
+        tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(EXPORT_CHUNKS_IN_FLIGHT);
+    let views = api.views.clone();
+    tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        let mut buf = Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096);
+        let result = views.get().history(&account, usize::MAX, &mut |row| {
+            serde_json::to_writer(&mut buf, &row)
+                .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
+            buf.push(b'\n');
+            if buf.len() >= EXPORT_CHUNK_BYTES {
+                let chunk =
+                    std::mem::replace(&mut buf, Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096));
+                // The client went away: stop reading.
+                tx.blocking_send(Ok(chunk)).map_err(|_| {
+                    kledger_state::StateError::Corrupt("export: client gone".into())
+                })?;
+            }
+            Ok(())
+        });
+        match result {
+            Ok(_) if !buf.is_empty() => {
+                let _ = tx.blocking_send(Ok(buf));
+            }
+            Ok(_) => {}
+            Err(e) => {
+                tracing::warn!(error = %e, "export ended early");
+                // A broken chunked answer tells the client the export is incomplete.
+                let _ = tx.blocking_send(Err(std::io::Error::other("export ended early")));
+            }
+        }
+    });
+    let body =
+        axum::body::Body::from_stream(futures_util::stream::unfold(rx, |mut rx| async move {
+            rx.recv().await.map(|c| (c, rx))
+        }));
+    let resp = ([(header::CONTENT_TYPE, "application/x-ndjson")], body).into_response();
+    observe("export", started, resp.status());
+    resp
 }

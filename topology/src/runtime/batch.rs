@@ -3,8 +3,8 @@
 
 use std::collections::BTreeMap;
 
-use kledger_processors::RecordMeta;
 use kledger_processors::routing::partition_for;
+use kledger_processors::{Code, Reason, RecordMeta};
 use kledger_schemas::avro::{SchemaLookup, decode};
 use kledger_schemas::{Commit, Intent, Outcome};
 use kledger_state::{Applier, StateError, StateRead};
@@ -30,6 +30,9 @@ pub struct Outgoing {
     pub headers: Vec<(String, String)>,
     /// The intent's record timestamp, for the latency metric.
     pub intent_time: Option<i64>,
+    /// The input record this answers (partition, offset): a failure to write it fails that
+    /// partition's share of the batch only. None for records that answer no input (views).
+    pub source: Option<(i32, i64)>,
 }
 
 /// Output topics.
@@ -70,28 +73,83 @@ impl Outgoing {
     }
 }
 
+/// One input partition's share of a decided batch.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PartDecided {
+    /// The next input offset.
+    pub next_offset: i64,
+    /// Input records decided.
+    pub records: usize,
+    /// Outcomes, for metrics.
+    pub outcomes: BTreeMap<Outcome, u64>,
+    /// Dead letters by code, for metrics.
+    pub deadletters: BTreeMap<&'static str, u64>,
+    /// Intents rejected because their commit is over the record budget.
+    pub too_large: u64,
+}
+
 /// The decided batch.
 #[derive(Debug, Default)]
 pub struct Decided {
     /// Records to produce, in order.
     pub out: Vec<Outgoing>,
-    /// Next input offset per partition.
-    pub next_offsets: BTreeMap<i32, i64>,
-    /// Outcomes, for metrics.
-    pub outcomes: BTreeMap<Outcome, u64>,
-    /// Dead letters by code, for metrics.
-    pub deadletters: BTreeMap<&'static str, u64>,
+    /// Each input partition's share.
+    pub parts: BTreeMap<i32, PartDecided>,
 }
 
-/// Why an input record is not an intent (dead-letter code, message).
+impl Decided {
+    /// The next input offset per partition.
+    pub fn next_offsets(&self) -> BTreeMap<i32, i64> {
+        self.parts
+            .iter()
+            .map(|(p, d)| (*p, d.next_offset))
+            .collect()
+    }
+
+    /// Keeps only the shares of input partitions `keep` accepts (records answering other
+    /// partitions are dropped).
+    pub fn retain_partitions(&mut self, keep: impl Fn(i32) -> bool) {
+        self.out.retain(|o| o.source.is_none_or(|(p, _)| keep(p)));
+        self.parts.retain(|p, _| keep(*p));
+    }
+}
+
+/// Input positions whose answer the broker refused for good (size or content), with how many
+/// times: the intent there is answered `rejected` (`record_refused`), not decided again.
+pub type Refused = BTreeMap<(i32, i64), RefusedAt>;
+
+/// Why and how often the answer to one input record was refused. Each refusal answers with
+/// less: first a rejected receipt and a dead letter with the record's bytes, then a dead
+/// letter of headers only, then the receipt alone, then nothing (the position moves on), so a
+/// broker that refuses everything for one record can never hold its partition.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RefusedAt {
+    /// The first refusal's reason.
+    pub reason: String,
+    /// Refusals so far (1 after the first).
+    pub times: u32,
+}
+
+/// Why an input record is not an intent (dead-letter code, message). A record over the
+/// budget `record_bytes_max` is `oversize`.
 fn classify(
     msg: &OwnedMessage,
     partitions: i32,
     lookup: &dyn SchemaLookup,
+    record_bytes_max: usize,
 ) -> Result<Intent, (&'static str, String)> {
     let Some(payload) = msg.payload().filter(|p| !p.is_empty()) else {
         return Err(("null_value", "empty or null record".into()));
     };
+    if payload.len() > record_bytes_max {
+        return Err((
+            "oversize",
+            format!(
+                "record of {} bytes exceeds the record budget of {record_bytes_max} bytes",
+                payload.len()
+            ),
+        ));
+    }
     // A null key is read as the empty key: Kafka clients and brokers do not all keep the
     // difference, and the intent's own validation answers an empty account id.
     let key = std::str::from_utf8(msg.key().unwrap_or_default())
@@ -116,19 +174,18 @@ fn classify(
     Ok(intent)
 }
 
-/// Payload bytes a dead letter carries at most. Larger records (possible only where a topic
-/// allows records over kledger's own 1 MiB limit) are cut to this size, under the 1 MB that
-/// Kafka producers and brokers accept by default, so a dead letter can always be written; the
-/// headers then give the original size and SHA-256, and the full record stays in its source
-/// topic at the offset the headers name.
-pub const DEAD_LETTER_PAYLOAD_MAX: usize = 512 * 1024;
-
 /// A dead letter of `msg` (read from `source_topic`): its bytes with the reason in headers.
+///
+/// A dead letter carries at most `payload_bytes_max` bytes of the record (the record budget):
+/// a larger record (possible only where a topic allows records over the budget) is cut to it,
+/// so a dead letter can always be written; the headers then give the original size and
+/// SHA-256, and the full record stays in its source topic at the offset the headers name.
 pub fn dead_letter(
     msg: &OwnedMessage,
     source_topic: &str,
     code: &'static str,
     message: String,
+    payload_bytes_max: usize,
 ) -> Outgoing {
     let payload = msg.payload().unwrap_or_default();
     let mut headers = vec![
@@ -144,7 +201,7 @@ pub fn dead_letter(
         ),
         ("kledger.source.offset".to_owned(), msg.offset().to_string()),
     ];
-    let kept = if payload.len() > DEAD_LETTER_PAYLOAD_MAX {
+    let kept = if payload.len() > payload_bytes_max {
         use sha2::Digest;
         headers.push(("kledger.payload.truncated".to_owned(), "true".to_owned()));
         headers.push((
@@ -155,7 +212,7 @@ pub fn dead_letter(
             "kledger.payload.sha256".to_owned(),
             hex::encode(sha2::Sha256::digest(payload)),
         ));
-        &payload[..DEAD_LETTER_PAYLOAD_MAX]
+        &payload[..payload_bytes_max]
     } else {
         payload
     };
@@ -167,27 +224,116 @@ pub fn dead_letter(
         timestamp: None,
         headers,
         intent_time: None,
+        source: Some((msg.partition(), msg.offset())),
     }
 }
 
-/// Decides every record of `batch` with `applier`; records are read and written with `codec`.
-/// A state error is internal: the caller stops.
+/// The answer to an input record whose answer the broker refused for good ([`RefusedAt`]): a
+/// `rejected` receipt (`record_refused`) and a dead letter with the record's bytes, or less
+/// after further refusals.
+fn refused_answer(
+    d: &mut Decided,
+    msg: &OwnedMessage,
+    topics: &Topics,
+    codec: &Codec,
+    record_bytes_max: usize,
+    refused: &RefusedAt,
+) {
+    let part = d.parts.entry(msg.partition()).or_default();
+    *part.outcomes.entry(Outcome::Rejected).or_insert(0) += 1;
+    if refused.times >= 4 {
+        tracing::error!(partition = msg.partition(), offset = msg.offset(), reason = %refused.reason, "every answer to this record was refused by the broker; moving on without one");
+        return;
+    }
+    let message = format!("the broker refused the answer: {}", refused.reason);
+    let key = msg.key().map(<[u8]>::to_vec);
+    let (action_id, account_id) = match decode::<Intent>(msg.payload().unwrap_or_default(), codec) {
+        Ok(i) => (i.action_id, i.account_id),
+        Err(_) => (
+            String::new(),
+            String::from_utf8_lossy(msg.key().unwrap_or_default()).into_owned(),
+        ),
+    };
+    let timestamp = msg.timestamp().to_millis().unwrap_or(-1);
+    let meta = RecordMeta {
+        timestamp,
+        partition: msg.partition(),
+        offset: msg.offset(),
+    };
+    let mut receipt = kledger_processors::decide::receipt(
+        &action_id,
+        &account_id,
+        &Default::default(),
+        &meta,
+        Outcome::Rejected,
+        Some(Reason::new(Code::RecordRefused, message.clone())),
+    );
+    // Nothing is known of the head here: the receipt says so rather than guess.
+    receipt.head_seq = -1;
+    receipt.head_hash.clear();
+    if refused.times <= 2 {
+        // The second time, the dead letter keeps only the record's size and SHA-256.
+        let keep = if refused.times == 1 {
+            record_bytes_max
+        } else {
+            0
+        };
+        *part.deadletters.entry(REFUSED).or_insert(0) += 1;
+        d.out
+            .push(dead_letter(msg, &topics.intents, REFUSED, message, keep));
+    }
+    d.out.push(Outgoing {
+        kind: OutKind::Receipt,
+        partition: Some(msg.partition()),
+        key,
+        payload: codec.encode(&receipt),
+        timestamp: None,
+        headers: Vec::new(),
+        intent_time: Some(timestamp),
+        source: Some((msg.partition(), msg.offset())),
+    });
+}
+
+/// The dead-letter code of an intent whose commit the broker refused.
+pub const REFUSED: &str = "record_refused";
+
+/// Decides every record of `batch` with `applier`; records are read and written with `codec`,
+/// and none over `record_bytes_max` is read. Records at `refused` positions are answered
+/// without being decided. A state error is internal: the caller stops.
+#[allow(clippy::too_many_arguments)] // the batch's context, passed as the runner holds it
 pub fn decide_batch<S: StateRead + ?Sized>(
     applier: &mut Applier<'_, S>,
     batch: &[OwnedMessage],
     topics: &Topics,
     partitions: i32,
     codec: &Codec,
+    record_bytes_max: usize,
+    refused: &Refused,
 ) -> Result<Decided, StateError> {
     let mut d = Decided::default();
     for msg in batch {
         let p = msg.partition();
-        d.next_offsets.insert(p, msg.offset() + 1);
-        let intent = match classify(msg, partitions, codec) {
+        {
+            let part = d.parts.entry(p).or_default();
+            part.next_offset = msg.offset() + 1;
+            part.records += 1;
+        }
+        if let Some(at) = refused.get(&(p, msg.offset())) {
+            refused_answer(&mut d, msg, topics, codec, record_bytes_max, at);
+            continue;
+        }
+        let intent = match classify(msg, partitions, codec, record_bytes_max) {
             Ok(i) => i,
             Err((code, message)) => {
-                *d.deadletters.entry(code).or_insert(0) += 1;
-                d.out.push(dead_letter(msg, &topics.intents, code, message));
+                let part = d.parts.entry(p).or_default();
+                *part.deadletters.entry(code).or_insert(0) += 1;
+                d.out.push(dead_letter(
+                    msg,
+                    &topics.intents,
+                    code,
+                    message,
+                    record_bytes_max,
+                ));
                 continue;
             }
         };
@@ -199,8 +345,13 @@ pub fn decide_batch<S: StateRead + ?Sized>(
         };
         let key = Some(intent.account_id.clone().into_bytes());
         let decision = applier.apply_owned(intent, &meta)?;
-        *d.outcomes.entry(decision.receipt.outcome).or_insert(0) += 1;
-        if let (Some(c), Some(record)) = (&decision.commit, decision.commit_record) {
+        let part = d.parts.entry(p).or_default();
+        *part.outcomes.entry(decision.receipt.outcome).or_insert(0) += 1;
+        if decision.receipt.code.as_deref() == Some(Code::CommitTooLarge.as_str()) {
+            part.too_large += 1;
+        }
+        let source = Some((p, msg.offset()));
+        for (c, record) in decision.commits.iter().zip(decision.records) {
             d.out.push(Outgoing {
                 kind: OutKind::Outbox,
                 partition: Some(p),
@@ -209,6 +360,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
                 timestamp: Some(c.recorded_at),
                 headers: Vec::new(),
                 intent_time: Some(timestamp),
+                source,
             });
         }
         d.out.push(Outgoing {
@@ -219,6 +371,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
             timestamp: None,
             headers: Vec::new(),
             intent_time: Some(timestamp),
+            source,
         });
     }
     Ok(d)

@@ -139,8 +139,9 @@ impl ConsumerContext for EventContext {
 pub struct Delivery {
     /// The id given when sending.
     pub id: u64,
-    /// Partition and offset, or the error.
-    pub result: Result<(i32, i64), String>,
+    /// Partition and offset, or the error (with librdkafka's code, which tells a refused
+    /// record from a transient failure).
+    pub result: Result<(i32, i64), (String, Option<RDKafkaErrorCode>)>,
 }
 
 /// Sends every delivery report to a channel.
@@ -164,18 +165,19 @@ impl ProducerContext for DeliveryContext {
     fn delivery(&self, result: &DeliveryResult<'_>, id: Box<u64>) {
         let result = match result {
             Ok(msg) => Ok((msg.partition(), msg.offset())),
-            Err((e, _)) => Err(e.to_string()),
+            Err((e, _)) => Err((e.to_string(), e.rdkafka_error_code())),
         };
         let _ = self.reports.send(Delivery { id: *id, result });
     }
 }
 
-/// Hands `record` to `producer`, waiting while its queue is full, until `deadline`.
+/// Hands `record` to `producer`, waiting while its queue is full, until `deadline`. An error
+/// carries librdkafka's code (a record too large for the producer is refused here).
 pub fn send_waiting<K, P>(
     producer: &ThreadedProducer<DeliveryContext>,
     mut record: BaseRecord<'_, K, P, Box<u64>>,
     deadline: Instant,
-) -> Result<(), String>
+) -> Result<(), (String, Option<RDKafkaErrorCode>)>
 where
     K: ToBytes + ?Sized,
     P: ToBytes + ?Sized,
@@ -185,12 +187,12 @@ where
             Ok(()) => return Ok(()),
             Err((e, r)) if e.rdkafka_error_code() == Some(RDKafkaErrorCode::QueueFull) => {
                 if Instant::now() > deadline {
-                    return Err("producer queue stayed full".into());
+                    return Err(("producer queue stayed full".into(), None));
                 }
                 std::thread::sleep(Duration::from_millis(1));
                 record = r;
             }
-            Err((e, _)) => return Err(e.to_string()),
+            Err((e, _)) => return Err((e.to_string(), e.rdkafka_error_code())),
         }
     }
 }
@@ -229,9 +231,19 @@ impl ConsumerContext for RestoreContext {}
 /// for batches of a few thousand records, and a bound on each consumer's memory.
 pub const QUEUED_KBYTES: &str = "16384";
 
-/// The apply consumer's configuration.
-pub fn consumer_config(config: &Config) -> ClientConfig {
+/// A group consumer's configuration; `name` (apply, views, vectors) names it in its client id
+/// (`kledger-<name>`) and static member id (`<instance>-<name>` for the sinks).
+pub fn consumer_config(config: &Config, name: &str) -> ClientConfig {
     let mut c = base(config);
+    c.set("client.id", format!("kledger-{name}"));
+    if let Some(id) = config.group_instance_id() {
+        let id = if name == "apply" {
+            id
+        } else {
+            format!("{id}-{name}")
+        };
+        c.set("group.instance.id", id);
+    }
     c.set("group.id", &config.kafka.group_id)
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
@@ -243,9 +255,28 @@ pub fn consumer_config(config: &Config) -> ClientConfig {
         .set("partition.assignment.strategy", "range")
         // Bounded prefetch: librdkafka's default queue holds up to 64 MiB per consumer.
         .set("queued.max.messages.kbytes", QUEUED_KBYTES);
+    fetch_sizes(&mut c, config);
     passthrough(&mut c, &config.kafka.consumer_properties);
     c
 }
+
+/// librdkafka's fetch bounds for records up to the record budget: a partition fetch holds at
+/// least one record at the limit (`max.partition.fetch.bytes` is 1 MiB by default, under a
+/// full-budget record with its key and headers).
+pub fn fetch_sizes(c: &mut ClientConfig, config: &Config) {
+    let message = config.limits.kafka_message_bytes();
+    c.set("max.partition.fetch.bytes", message.to_string())
+        .set("fetch.max.bytes", message.max(FETCH_BYTES_MAX).to_string())
+        .set(
+            "receive.message.max.bytes",
+            (message.max(FETCH_BYTES_MAX) + RECEIVE_SLACK_BYTES).to_string(),
+        );
+}
+
+/// `fetch.max.bytes` when the record limit is below it (librdkafka's default, 50 MiB).
+const FETCH_BYTES_MAX: usize = 52_428_800;
+/// librdkafka wants `receive.message.max.bytes` at least `fetch.max.bytes` + 512.
+const RECEIVE_SLACK_BYTES: usize = 1 << 20;
 
 /// The restore consumer's configuration (no group).
 pub fn restore_config(config: &Config) -> ClientConfig {
@@ -256,8 +287,8 @@ pub fn restore_config(config: &Config) -> ClientConfig {
         .set("enable.partition.eof", "true")
         .set("auto.offset.reset", "error")
         .set("isolation.level", "read_committed")
-        .set("fetch.max.bytes", "52428800")
         .set("queued.max.messages.kbytes", QUEUED_KBYTES);
+    fetch_sizes(&mut c, config);
     for (k, v) in &config.kafka.consumer_properties {
         if !matches!(
             k.as_str(),
@@ -273,13 +304,21 @@ pub fn restore_config(config: &Config) -> ClientConfig {
 pub fn producer_config(config: &Config, transactional_id: Option<&str>) -> ClientConfig {
     let mut c = base(config);
     c.set("enable.idempotence", "true")
+        // A record refused for good must not leave a gap before later records of its
+        // partition: librdkafka then fails the producer (kledger makes a new one) instead.
+        .set("enable.gapless.guarantee", "true")
         .set("acks", "all")
         .set("linger.ms", "5")
         .set("batch.num.messages", "10000")
         .set("compression.type", "lz4")
         .set("partitioner", "murmur2_random")
         .set("message.timeout.ms", "30000")
-        .set("queue.buffering.max.messages", "200000");
+        .set("queue.buffering.max.messages", "200000")
+        // Every record kledger writes is within the budget; the rest is key, headers, framing.
+        .set(
+            "message.max.bytes",
+            config.limits.kafka_message_bytes().to_string(),
+        );
     if let Some(id) = transactional_id {
         c.set("transactional.id", id)
             .set("transaction.timeout.ms", "60000");

@@ -1,44 +1,129 @@
-//! Sending a decided batch and awaiting its delivery reports.
+//! Sending a decided batch and awaiting its delivery reports, per input partition.
+//!
+//! A batch holds the answers of several input partitions. A failure to write one record fails
+//! that record's input partition only: the rest of its partition is not sent (so the outbox
+//! never holds a commit after a missing one), every other partition goes on, and the report
+//! says which partitions failed and whether the broker refused a commit for good (its size or
+//! content) — that intent is then answered `rejected`, never retried.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::mpsc::Receiver;
 use std::time::{Duration, Instant};
 
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
+use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{Decided, OutKind};
 use super::clients::{Delivery, DeliveryContext, send_waiting};
 use crate::metrics as m;
 use crate::topics::Topics;
 
+/// Per record of a sent batch: its kind, input position, the intent's record time, and
+/// whether its report arrived (or it was never handed to the producer).
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    kind: OutKind,
+    source: Option<(i32, i64)>,
+    intent_time: Option<i64>,
+    done: bool,
+}
+
 /// A batch handed to the producer.
 #[derive(Debug)]
 pub struct Sent {
     /// The id of the first record; record `i` of the batch has id `first + i`.
     first: u64,
-    /// Per record: its kind, the intent's record time, and whether its report arrived.
-    kinds: Vec<(OutKind, Option<i64>, bool)>,
+    slots: Vec<Slot>,
     deadline: Instant,
+    /// Input partitions that already failed while sending.
+    failed: BTreeMap<i32, Failure>,
 }
 
-/// Hands every record of `decided` to the producer. Ids are taken from `next_id`.
+/// Why an input partition's share of a batch failed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Failure {
+    /// The first error, for logs and status.
+    pub reason: String,
+    /// Input offsets whose answer (a commit, receipt or dead letter) the broker refused for
+    /// good, with the reason.
+    pub refused: BTreeMap<i64, String>,
+}
+
+impl Failure {
+    fn note(&mut self, source: Option<(i32, i64)>, kind: OutKind, e: &str, permanent: bool) {
+        if self.reason.is_empty() {
+            self.reason = e.to_owned();
+        }
+        if let (true, Some((_, offset))) = (permanent, source) {
+            self.refused
+                .entry(offset)
+                .or_insert_with(|| format!("{kind:?} record: {e}"));
+        }
+    }
+}
+
+/// What a batch's delivery came to.
+#[derive(Debug, Default)]
+pub struct Settled {
+    /// The last outbox offset written per partition (of partitions that did not fail).
+    pub outbox_last: BTreeMap<i32, i64>,
+    /// Input partitions whose share failed ([`NO_INPUT`] for records answering no input).
+    pub failed: BTreeMap<i32, Failure>,
+}
+
+/// The partition under which [`Settled::failed`] files records that answer no input (views).
+pub const NO_INPUT: i32 = -1;
+
+fn input_of(source: Option<(i32, i64)>) -> i32 {
+    source.map_or(NO_INPUT, |(p, _)| p)
+}
+
+/// Whether a produce error is one a retry cannot fix: the record itself is refused.
+pub fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
+    matches!(
+        code,
+        Some(
+            RDKafkaErrorCode::MessageSizeTooLarge
+                | RDKafkaErrorCode::InvalidMessageSize
+                | RDKafkaErrorCode::InvalidRecord
+                | RDKafkaErrorCode::PolicyViolation
+                | RDKafkaErrorCode::InvalidMessage
+        )
+    )
+}
+
+/// Hands every record of `decided` to the producer. Ids are taken from `next_id`. A record
+/// the producer does not take fails its input partition; that partition's later records are
+/// not sent, the other partitions' are.
 pub fn send(
     producer: &ThreadedProducer<DeliveryContext>,
     topics: &Topics,
     next_id: &mut u64,
     decided: &Decided,
     timeout: Duration,
-) -> Result<Sent, String> {
+) -> Sent {
     let first = *next_id;
     let deadline = Instant::now() + timeout;
-    let mut kinds = Vec::with_capacity(decided.out.len());
+    let mut slots = Vec::with_capacity(decided.out.len());
+    let mut failed: BTreeMap<i32, Failure> = BTreeMap::new();
     for out in &decided.out {
-        let id = *next_id;
         *next_id += 1;
-        kinds.push((out.kind, out.intent_time, false));
+        let mut slot = Slot {
+            kind: out.kind,
+            source: out.source,
+            intent_time: out.intent_time,
+            done: false,
+        };
+        let input = input_of(out.source);
+        if failed.contains_key(&input) {
+            slot.done = true;
+            slots.push(slot);
+            continue;
+        }
         let topic = out.topic(topics);
         let mut record: BaseRecord<'_, [u8], [u8], Box<u64>> =
-            BaseRecord::with_opaque_to(topic, Box::new(id)).payload(out.payload.as_slice());
+            BaseRecord::with_opaque_to(topic, Box::new(*next_id - 1))
+                .payload(out.payload.as_slice());
         if let Some(k) = &out.key {
             record = record.key(k.as_slice());
         }
@@ -51,13 +136,22 @@ pub fn send(
         if let Some(h) = out.kafka_headers() {
             record = record.headers(h);
         }
-        send_waiting(producer, record, deadline).map_err(|e| format!("send to {topic}: {e}"))?;
+        if let Err((e, code)) = send_waiting(producer, record, deadline) {
+            slot.done = true;
+            let why = format!("send to {topic}: {e}");
+            failed
+                .entry(input)
+                .or_default()
+                .note(out.source, out.kind, &why, permanent(code));
+        }
+        slots.push(slot);
     }
-    Ok(Sent {
+    Sent {
         first,
-        kinds,
+        slots,
         deadline,
-    })
+        failed,
+    }
 }
 
 fn now_ms() -> i64 {
@@ -66,42 +160,72 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
-/// Waits for every report of `sent`. Returns the last outbox offset per partition.
-pub fn await_delivery(
-    deliveries: &Receiver<Delivery>,
-    sent: &mut Sent,
-) -> Result<BTreeMap<i32, i64>, String> {
+/// Waits for every report of `sent` (until its deadline): the last outbox offset per
+/// partition that succeeded, and the partitions that failed (a record refused, a delivery
+/// error, or no report in time).
+pub fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settled {
     let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
     let latency = metrics::histogram!(m::APPLY_LATENCY_SECONDS);
-    let mut pending = sent.kinds.len();
+    let mut pending = sent.slots.iter().filter(|s| !s.done).count();
     while pending > 0 {
         let left = sent.deadline.saturating_duration_since(Instant::now());
-        let d = deliveries
-            .recv_timeout(left)
-            .map_err(|_| "delivery timed out".to_owned())?;
+        let Ok(d) = deliveries.recv_timeout(left) else {
+            break;
+        };
         // A report of an earlier, failed batch has a smaller id.
         let Some(i) = d.id.checked_sub(sent.first) else {
             continue;
         };
-        let Some((kind, intent_time, seen)) =
-            usize::try_from(i).ok().and_then(|i| sent.kinds.get_mut(i))
-        else {
+        let Some(slot) = usize::try_from(i).ok().and_then(|i| sent.slots.get_mut(i)) else {
             continue;
         };
-        if std::mem::replace(seen, true) {
+        if std::mem::replace(&mut slot.done, true) {
             continue;
         }
         pending -= 1;
-        let (p, offset) = d.result.map_err(|e| format!("delivery failed: {e}"))?;
-        if *kind == OutKind::Outbox {
-            let e = outbox_last.entry(p).or_insert(offset);
-            *e = (*e).max(offset);
-        }
-        if let (OutKind::Receipt, Some(t)) = (*kind, *intent_time)
-            && t >= 0
-        {
-            latency.record((now_ms() - t).max(0) as f64 / 1000.0);
+        match d.result {
+            Ok((p, offset)) => {
+                if slot.kind == OutKind::Outbox {
+                    let e = outbox_last.entry(p).or_insert(offset);
+                    *e = (*e).max(offset);
+                }
+                if let (OutKind::Receipt, Some(t)) = (slot.kind, slot.intent_time)
+                    && t >= 0
+                {
+                    latency.record((now_ms() - t).max(0) as f64 / 1000.0);
+                }
+            }
+            Err((e, code)) => {
+                sent.failed.entry(input_of(slot.source)).or_default().note(
+                    slot.source,
+                    slot.kind,
+                    &format!("delivery failed: {e}"),
+                    permanent(code),
+                );
+            }
         }
     }
-    Ok(outbox_last)
+    // Records without a report by the deadline fail their partitions.
+    for slot in sent.slots.iter().filter(|s| !s.done) {
+        let f = sent.failed.entry(input_of(slot.source)).or_default();
+        if f.reason.is_empty() {
+            f.reason = "delivery timed out".into();
+        }
+    }
+    let failed_outbox: BTreeSet<i32> = sent.failed.keys().copied().collect();
+    outbox_last.retain(|p, _| !failed_outbox.contains(p));
+    Settled {
+        outbox_last,
+        failed: sent.failed,
+    }
+}
+
+impl Settled {
+    /// Everything was written, or the first failure's reason.
+    pub fn all_or_error(&self) -> Result<(), String> {
+        match self.failed.iter().next() {
+            None => Ok(()),
+            Some((p, f)) => Err(format!("partition {p}: {}", f.reason)),
+        }
+    }
 }

@@ -1,6 +1,7 @@
 //! The stream processor runtime.
 //!
 //! - [`clients`]: librdkafka configurations and contexts (rebalance events, deliveries).
+//! - [`coverage`]: whether a consumer group owns every partition; the rejoin that heals it.
 //! - [`batch`]: classifying and deciding one batch of input records.
 //! - [`delivery`]: sending a decided batch and awaiting its delivery reports.
 //! - [`processor`]: the processor loop (its own OS thread).
@@ -10,6 +11,7 @@
 
 pub mod batch;
 pub mod clients;
+pub mod coverage;
 pub mod delivery;
 pub mod position;
 pub mod processor;
@@ -238,18 +240,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         );
     }
     let bootstrap = config.bootstrap();
-    let t = config.topics();
-    if config.kafka.create_topics {
-        topics::create(
-            &bootstrap,
-            &t,
-            config.kafka.partitions,
-            config.kafka.replication_factor,
-        )
-        .await?;
-    }
-    let (b, t2) = (bootstrap.clone(), t.clone());
-    let partitions = tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await??;
+    let partitions = prepare_topics(&config).await?;
     config.kafka.partitions = partitions;
     let c = config.clone();
     let codec = Arc::new(tokio::task::spawn_blocking(move || Codec::connect(&c)).await??);
@@ -295,17 +286,22 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
             codec: codec.clone(),
             index: vectors.as_ref().map(|v| v.0.clone()),
             embedder: vectors.as_ref().map(|v| v.1.clone()),
+            exports: Arc::new(tokio::sync::Semaphore::new(config.api.exports_max)),
+            receipts: Arc::default(),
         }),
         _ => None,
     };
     let http = if config.http.listen.is_empty() {
         None
     } else {
-        let h = http::serve(
-            &config.http.listen,
-            http::router(handle, status.clone(), api),
-        )
-        .await?;
+        let router = http::router(
+            handle,
+            status.clone(),
+            api,
+            &config.http,
+            config.limits.record_bytes_max,
+        );
+        let h = http::serve(&config.http.listen, router, &config.http).await?;
         tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), roles = ?roles, "http listening");
         Some(h)
     };
@@ -389,6 +385,43 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     })
 }
 
+/// First and largest pause between attempts to reach the broker at start.
+const START_BACKOFF_MS: (u64, u64) = (500, 30_000);
+
+/// Creates the topics (when configured) and checks them; returns the partition count. An
+/// unreachable broker is waited for with backoff (logged), for as long as it takes; topics
+/// that are missing or not co-partitioned are a configuration error and end the start.
+async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
+    let bootstrap = config.bootstrap();
+    let t = config.topics();
+    let mut pause = START_BACKOFF_MS.0;
+    loop {
+        let attempt = async {
+            if config.kafka.create_topics {
+                topics::create(
+                    &bootstrap,
+                    &t,
+                    config.kafka.partitions,
+                    config.kafka.replication_factor,
+                    config.limits.kafka_message_bytes(),
+                )
+                .await?;
+            }
+            let (b, t2) = (bootstrap.clone(), t.clone());
+            tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await?
+        };
+        match attempt.await {
+            Ok(p) => return Ok(p),
+            Err(e) if e.chain().any(|c| c.is::<rdkafka::error::KafkaError>()) => {
+                tracing::warn!(bootstrap = %bootstrap, error = %format!("{e:#}"), pause_ms = pause, "the broker cannot be reached; trying again");
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                pause = (pause * 2).min(START_BACKOFF_MS.1);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// First and largest pause before a failed sink starts again.
 const SINK_BACKOFF_MS: (u64, u64) = (500, 60_000);
 
@@ -400,6 +433,8 @@ fn supervise(
     shutdown: &AtomicBool,
     mut run: impl FnMut() -> anyhow::Result<()>,
 ) {
+    // The restarts counter exists (at 0) before the first failure: alerts read it.
+    ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(0);
     let mut pause = SINK_BACKOFF_MS.0;
     while !shutdown.load(Ordering::Relaxed) {
         match run() {

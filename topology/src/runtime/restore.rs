@@ -126,9 +126,10 @@ pub fn restore(
                 }
             }
             Some(Err(KafkaError::MessageConsumption(RDKafkaErrorCode::OffsetOutOfRange))) => {
-                bail!(
+                return Err(super::processor::Unrecoverable(format!(
                     "reading {outbox}: the stored position is outside the partition (history is missing, state cannot be restored)"
-                );
+                ))
+                .into());
             }
             Some(Err(e)) => tracing::warn!(error = %e, "restore consumer error"),
             None => {

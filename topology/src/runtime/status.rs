@@ -1,6 +1,7 @@
-//! What `/readyz` reports: for the processor (role `apply`), joined the group and no assigned
-//! partition still restoring; for each projection sink, caught up with the outbox once since
-//! it started (a fresh or rebuilt projection is not ready while it is being built).
+//! What `/readyz` reports: for the processor (role `apply`), joined the group, no assigned
+//! partition still restoring and not degraded (`degraded` gives the reason while partitions
+//! keep failing); for each projection sink, caught up with the outbox once since it started
+//! (a fresh or rebuilt projection is not ready while it is being built).
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -15,12 +16,21 @@ pub struct Status {
     assigned: Mutex<Vec<i32>>,
     no_processor: AtomicBool,
     sinks: Mutex<BTreeMap<&'static str, bool>>,
+    /// Why the processor is degraded (it keeps retrying), if it is.
+    degraded: Mutex<Option<String>>,
+    /// Partitions owned by no member of the processor's group (the coverage check).
+    unowned: Mutex<Vec<i32>>,
 }
 
 impl Status {
     /// The consumer received its first assignment.
     pub fn set_joined(&self) {
         self.joined.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the consumer received an assignment yet.
+    pub fn joined(&self) -> bool {
+        self.joined.load(Ordering::Relaxed)
     }
 
     /// The processor stopped.
@@ -34,6 +44,35 @@ impl Status {
         if let Ok(mut a) = self.assigned.lock() {
             *a = assigned;
         }
+    }
+
+    /// The processor is degraded (`Some(reason)`: a partition keeps failing and is retried
+    /// with backoff) or well (`None`).
+    pub fn set_degraded(&self, reason: Option<String>) {
+        metrics::gauge!(crate::metrics::PROCESSOR_DEGRADED).set(if reason.is_some() {
+            1.0
+        } else {
+            0.0
+        });
+        if let Ok(mut d) = self.degraded.lock() {
+            *d = reason;
+        }
+    }
+
+    /// Partitions the processor's group leaves unowned (empty: none).
+    pub fn set_unowned(&self, partitions: Vec<i32>) {
+        if let Ok(mut u) = self.unowned.lock() {
+            *u = partitions;
+        }
+    }
+
+    fn unowned(&self) -> Vec<i32> {
+        self.unowned.lock().map(|u| u.clone()).unwrap_or_default()
+    }
+
+    /// Why the processor is degraded, if it is.
+    pub fn degraded(&self) -> Option<String> {
+        self.degraded.lock().ok().and_then(|d| d.clone())
     }
 
     /// This process runs no processor (its roles exclude `apply`).
@@ -52,7 +91,9 @@ impl Status {
         self.no_processor.load(Ordering::Relaxed)
             || (self.joined.load(Ordering::Relaxed)
                 && !self.stopped.load(Ordering::Relaxed)
-                && self.restoring.load(Ordering::Relaxed) == 0)
+                && self.restoring.load(Ordering::Relaxed) == 0
+                && self.degraded().is_none()
+                && self.unowned().is_empty())
     }
 
     /// Ready: the processor (if any) joined, runs and restores nothing; every sink caught up.
@@ -82,6 +123,8 @@ impl Status {
             "stopped": self.stopped.load(Ordering::Relaxed),
             "restoring": self.restoring.load(Ordering::Relaxed),
             "assigned": assigned,
+            "degraded": self.degraded(),
+            "unowned": self.unowned(),
         })
     }
 }

@@ -24,6 +24,7 @@ use crate::runtime::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
     seek_or_retry_later,
 };
+use crate::runtime::coverage::Coverage;
 use crate::runtime::delivery::{await_delivery, send};
 use crate::runtime::position::{IdleProbe, Position, Verdict};
 use crate::topics::Topics;
@@ -51,6 +52,10 @@ pub struct OutboxReader {
     joined: bool,
     /// Assigned partitions whose end this reader has reached since they were assigned.
     reached_end: BTreeSet<i32>,
+    /// The record budget (dead letters carry at most this much of a record).
+    record_bytes_max: usize,
+    /// Whether the sink's group owns every outbox partition.
+    coverage: Coverage,
 }
 
 impl std::fmt::Debug for OutboxReader {
@@ -74,12 +79,13 @@ impl OutboxReader {
     ) -> anyhow::Result<Self> {
         let topics = config.topics();
         let (ev_tx, events) = channel();
-        let mut cc = consumer_config(config);
-        cc.set("group.id", format!("{}-{sink}", config.kafka.group_id))
-            // A client id of its own, so broker logs and quotas tell the sink apart.
-            .set("client.id", format!("kledger-{sink}"))
+        // The client id names the sink (`kledger-<sink>-…`), so broker logs tell it apart.
+        let mut cc = consumer_config(config, sink);
+        let group = format!("{}-{sink}", config.kafka.group_id);
+        cc.set("group.id", &group)
             // End-of-partition reports tell when the sink has caught up (readiness).
             .set("enable.partition.eof", "true");
+        let coverage = Coverage::new(sink, &topics.outbox, config.kafka.partitions);
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::for_sink(ev_tx, topics.outbox.clone(), sink))
             .with_context(|| format!("{sink} sink consumer"))?;
@@ -106,6 +112,8 @@ impl OutboxReader {
             joined: false,
             reached_end: BTreeSet::new(),
             codec,
+            record_bytes_max: config.limits.record_bytes_max,
+            coverage,
         })
     }
 
@@ -151,6 +159,16 @@ impl OutboxReader {
                 RebalanceEvent::Error(e) => {
                     tracing::warn!(sink = self.sink, error = %e, "sink rebalance failed")
                 }
+            }
+        }
+        if self.joined {
+            let mine: BTreeSet<i32> = self.positions.keys().copied().collect();
+            if self.coverage.check(&self.consumer, &mine, Instant::now()) {
+                tracing::warn!(sink = self.sink, unowned = ?self.coverage.unowned(), "leaving and joining the sink's group again");
+                self.consumer.unsubscribe();
+                self.consumer
+                    .subscribe(&[&self.topics.outbox])
+                    .context("subscribe to the outbox again")?;
             }
         }
         Ok(())
@@ -247,8 +265,13 @@ impl OutboxReader {
                 Ok(c) => out.push((msg.partition(), msg.offset(), c)),
                 Err(e) => {
                     tracing::error!(sink = self.sink, partition = msg.partition(), offset = msg.offset(), error = %e, "outbox record does not decode; dead-lettered");
-                    dead.out
-                        .push(dead_letter(msg, &self.topics.outbox, UNDECODABLE, e));
+                    dead.out.push(dead_letter(
+                        msg,
+                        &self.topics.outbox,
+                        UNDECODABLE,
+                        e,
+                        self.record_bytes_max,
+                    ));
                     metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => self.sink, "result" => "deadletter")
                         .increment(1);
                 }
@@ -262,16 +285,16 @@ impl OutboxReader {
 
     /// Produces `d`'s records and waits for every delivery.
     pub fn deliver(&mut self, d: &Decided) -> anyhow::Result<()> {
-        let mut sent = send(
+        let sent = send(
             &self.producer,
             &self.topics,
             &mut self.next_id,
             d,
             self.delivery_timeout,
-        )
-        .map_err(anyhow::Error::msg)?;
-        await_delivery(&self.deliveries, &mut sent).map_err(anyhow::Error::msg)?;
-        Ok(())
+        );
+        await_delivery(&self.deliveries, sent)
+            .all_or_error()
+            .map_err(anyhow::Error::msg)
     }
 
     /// Commits the group's offsets at the sink's positions (for lag; positions live in the
@@ -293,12 +316,19 @@ impl OutboxReader {
     /// Whether the reader has reached the end of every partition assigned to it at least once
     /// since they were assigned (an empty assignment counts once it arrived).
     pub fn caught_up(&self) -> bool {
-        self.joined && self.positions.keys().all(|p| self.reached_end.contains(p))
+        self.joined
+            && self.coverage.unowned().is_empty()
+            && self.positions.keys().all(|p| self.reached_end.contains(p))
     }
 
     /// The codec records are read (and sink outputs written) with.
     pub fn codec(&self) -> &Codec {
         &self.codec
+    }
+
+    /// Partitions of the outbox owned by no member of the sink's group (empty: none).
+    pub fn unowned(&self) -> &[i32] {
+        self.coverage.unowned()
     }
 
     /// Leaves the group.

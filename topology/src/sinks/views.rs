@@ -131,7 +131,11 @@ impl ViewSink {
             }
             let mut d = Decided::default();
             for a in &accounts {
-                let view = self.store.view(a, self.config.views.account_rows_max)?;
+                let view = self.store.view(
+                    a,
+                    self.config.views.account_rows_max,
+                    self.config.limits.record_bytes_max,
+                )?;
                 d.out.push(Outgoing {
                     kind: OutKind::View,
                     partition: None,
@@ -140,6 +144,7 @@ impl ViewSink {
                     timestamp: Some(view.as_of),
                     headers: Vec::new(),
                     intent_time: None,
+                    source: None,
                 });
             }
             self.reader.deliver(&d)?;

@@ -182,8 +182,10 @@ pub fn open_index(
         } else {
             format!("{name}_{generation}")
         };
+        let key = v.api_key();
         return Ok(std::sync::Arc::new(server::ServerIndex::open(
             &v.url,
+            key.as_deref(),
             &collection,
             dim,
         )?));

@@ -133,15 +133,31 @@ impl std::fmt::Debug for ServerIndex {
     }
 }
 
+/// A client of the server at `url`: TLS (native roots) when the scheme is `https`, the API key
+/// sent with every request when given.
+fn client(url: &str, api_key: Option<&str>) -> Result<Qdrant, VectorError> {
+    let mut b = Qdrant::from_url(url);
+    if let Some(k) = api_key {
+        b = b.api_key(k.to_owned());
+    }
+    b.build().map_err(err)
+}
+
 impl ServerIndex {
-    /// Connects to `url` and creates collection `name` (with its payload indexes) unless it
-    /// exists. Blocking: call it off the async executor.
-    pub fn open(url: &str, name: &str, dim: usize) -> Result<Self, VectorError> {
+    /// Connects to `url` (with `api_key`, if any; TLS for `https://`) and creates collection
+    /// `name` (with its payload indexes) unless it exists. Blocking: call it off the async
+    /// executor.
+    pub fn open(
+        url: &str,
+        api_key: Option<&str>,
+        name: &str,
+        dim: usize,
+    ) -> Result<Self, VectorError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(err)?;
-        let client = Qdrant::from_url(url).build().map_err(err)?;
+        let client = client(url, api_key)?;
         rt.block_on(async {
             if client.collection_exists(name).await.map_err(err)? {
                 return Ok::<_, VectorError>(());
@@ -348,13 +364,14 @@ fn vectors_json(v: Option<qdrant_client::qdrant::VectorsOutput>) -> Value {
 }
 
 impl LegacyServer {
-    /// Connects to the server at `url` (gRPC). Blocking: call it off the async executor.
-    pub fn connect(url: &str) -> Result<Self, VectorError> {
+    /// Connects to the server at `url` (gRPC; with `api_key`, if any; TLS for `https://`).
+    /// Blocking: call it off the async executor.
+    pub fn connect(url: &str, api_key: Option<&str>) -> Result<Self, VectorError> {
         let rt = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .map_err(err)?;
-        let client = Qdrant::from_url(url).build().map_err(err)?;
+        let client = client(url, api_key)?;
         Ok(Self { client, rt })
     }
 

@@ -1,15 +1,20 @@
-//! A batch's life: decided, sent, delivered, made durable.
+//! A batch's life: decided, sent, delivered, made durable — per input partition.
 //!
 //! In `idempotent` mode batches are pipelined one deep: batch N+1 is decided — against state
 //! plus batch N's writes, which are not durable yet — while batch N's records are on their way
 //! to the broker. Batch N is then settled (delivery awaited, state written, offsets committed)
-//! before N+1 is sent. If N fails, N+1 is dropped unsent and the partitions of both re-sync.
-//! In `transactional` mode a batch is one transaction and is settled before the next.
+//! before N+1 is sent.
+//!
+//! Partitions are independent, so a failure is too: when some of N's records fail, the
+//! partitions they answer re-sync (state catches up with what reached the outbox, reading
+//! resumes at the committed offset) and N+1's share of those partitions is dropped unsent;
+//! every other partition of N is made durable and N+1's share of it is sent. A commit the broker
+//! refuses for good marks its intent refused, so the re-read answers it `rejected`.
+//! In `transactional` mode a batch is one transaction: it commits or aborts whole.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use kledger_schemas::Outcome;
 use kledger_state::{Applier, Layered, StateStore, WriteSet, keys};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::error::KafkaError;
@@ -17,8 +22,8 @@ use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::Producer;
 use rdkafka::types::RDKafkaErrorCode;
 
-use super::super::batch::{Decided, decide_batch};
-use super::super::delivery::{Sent, await_delivery, send};
+use super::super::batch::{Decided, PartDecided, RefusedAt, decide_batch};
+use super::super::delivery::{Failure, Sent, await_delivery, send};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
 
@@ -30,15 +35,12 @@ const ABORT_ATTEMPTS: u32 = 4;
 pub struct InFlight {
     sent: Sent,
     writes: WriteSet,
-    next_offsets: BTreeMap<i32, i64>,
-    outcomes: BTreeMap<Outcome, u64>,
-    deadletters: BTreeMap<&'static str, u64>,
-    records: usize,
+    parts: BTreeMap<i32, PartDecided>,
 }
 
 impl InFlight {
     fn partitions(&self) -> BTreeSet<i32> {
-        self.next_offsets.keys().copied().collect()
+        self.parts.keys().copied().collect()
     }
 }
 
@@ -50,6 +52,21 @@ fn phase(name: &'static str, since: Instant) -> Instant {
 
 fn partitions(batch: &[OwnedMessage]) -> BTreeSet<i32> {
     batch.iter().map(Message::partition).collect()
+}
+
+/// Every partition of `ps` failed for `reason`.
+fn all_failed(ps: impl IntoIterator<Item = i32>, reason: &str) -> BTreeMap<i32, Failure> {
+    ps.into_iter()
+        .map(|p| {
+            (
+                p,
+                Failure {
+                    reason: reason.to_owned(),
+                    ..Failure::default()
+                },
+            )
+        })
+        .collect()
 }
 
 impl Processor {
@@ -76,26 +93,27 @@ impl Processor {
         }
         let empty = WriteSet::default();
         let layered = Layered::new(self.store.as_ref(), below.unwrap_or(&empty));
-        let mut applier = Applier::new(&layered);
+        let mut applier = Applier::new(&layered, self.config.limits.decide());
         let decided = decide_batch(
             &mut applier,
             batch,
             &self.topics,
             self.partitions,
             self.codec.as_ref(),
+            self.config.limits.record_bytes_max,
+            &self.refused,
         )
-        .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")))?;
+        .map_err(|e| match e {
+            // A read that failed can be tried again; bytes that do not decode cannot.
+            kledger_state::StateError::Rocks(e) => BatchError::Retry(format!("reading state: {e}")),
+            e => BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")),
+        })?;
         let writes = applier.into_writes();
         phase("decide", t);
         Ok((decided, writes))
     }
 
-    fn launch(
-        &mut self,
-        decided: Decided,
-        writes: WriteSet,
-        records: usize,
-    ) -> Result<InFlight, String> {
+    fn launch(&mut self, decided: Decided, writes: WriteSet) -> InFlight {
         let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
         let sent = send(
             &self.producer,
@@ -103,28 +121,45 @@ impl Processor {
             &mut self.next_id,
             &decided,
             timeout,
-        )?;
-        Ok(InFlight {
+        );
+        InFlight {
             sent,
             writes,
-            next_offsets: decided.next_offsets,
-            outcomes: decided.outcomes,
-            deadletters: decided.deadletters,
-            records,
-        })
+            parts: decided.parts,
+        }
     }
 
-    /// Awaits delivery, then writes state (with the outbox and input positions) and commits
-    /// the input offsets (idempotent mode; a transaction carries its offsets itself).
-    fn complete(&mut self, mut f: InFlight) -> Result<(), BatchError> {
+    /// Awaits delivery, then makes the partitions whose records were all written durable
+    /// (state with the outbox and input positions, then input offsets; a transaction carries
+    /// its offsets itself). Returns the partitions that failed.
+    fn complete(&mut self, f: InFlight) -> Result<BTreeMap<i32, Failure>, BatchError> {
         let t = Instant::now();
-        let delivered = await_delivery(&self.deliveries, &mut f.sent).map_err(BatchError::Retry)?;
+        let settled = await_delivery(&self.deliveries, f.sent);
         let t = phase("deliver", t);
-        self.make_durable(f.writes, &delivered, &f.next_offsets)?;
+        let mut failed = settled.failed;
+        // Records answering no input partition are not part of the processor's batches.
+        failed.remove(&crate::runtime::delivery::NO_INPUT);
+        let ok: BTreeMap<i32, PartDecided> = f
+            .parts
+            .into_iter()
+            .filter(|(p, _)| !failed.contains_key(p))
+            .collect();
+        if ok.is_empty() {
+            return Ok(failed);
+        }
+        let mut writes = f.writes;
+        writes.retain_partitions(|p| ok.contains_key(&p));
+        let next_offsets: BTreeMap<i32, i64> =
+            ok.iter().map(|(p, d)| (*p, d.next_offset)).collect();
+        if let Err(e) = self.make_durable(writes, &settled.outbox_last, &next_offsets) {
+            // Nothing of the batch is durable; the outbox has it, a re-sync folds it.
+            failed.extend(all_failed(ok.keys().copied(), &e));
+            return Ok(failed);
+        }
         let t = phase("state", t);
-        let ps: Vec<i32> = f.next_offsets.keys().copied().collect();
+        let ps: Vec<i32> = next_offsets.keys().copied().collect();
         let tpl = self
-            .tpl(&ps, Some(&f.next_offsets))
+            .tpl(&ps, Some(&next_offsets))
             .map_err(BatchError::Fatal)?;
         if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
             // State and outbox are durable; the next commit covers these offsets, and a
@@ -132,30 +167,32 @@ impl Processor {
             tracing::warn!(error = %e, "committing input offsets failed");
         }
         phase("offsets", t);
-        self.settled(f.records, &f.outcomes, &f.deadletters, &f.next_offsets);
-        Ok(())
+        self.settled(&ok);
+        Ok(failed)
     }
 
-    /// Counts a durable batch and clears its partitions' failure counts.
-    fn settled(
-        &mut self,
-        records: usize,
-        outcomes: &BTreeMap<Outcome, u64>,
-        deadletters: &BTreeMap<&'static str, u64>,
-        next_offsets: &BTreeMap<i32, i64>,
-    ) {
+    /// Counts the durable shares of a batch and clears their partitions' failure counts.
+    fn settled(&mut self, parts: &BTreeMap<i32, PartDecided>) {
+        let records: usize = parts.values().map(|d| d.records).sum();
         metrics::histogram!(m::BATCH_RECORDS).record(records as f64);
-        for (o, n) in outcomes {
-            metrics::counter!(m::INTENTS_TOTAL, "outcome" => o.as_str()).increment(*n);
+        for d in parts.values() {
+            for (o, n) in &d.outcomes {
+                metrics::counter!(m::INTENTS_TOTAL, "outcome" => o.as_str()).increment(*n);
+            }
+            for (code, n) in &d.deadletters {
+                metrics::counter!(m::DEADLETTERS_TOTAL, "code" => *code).increment(*n);
+            }
+            metrics::counter!(m::INTENTS_REJECTED_FOR_SIZE_TOTAL).increment(d.too_large);
         }
-        for (code, n) in deadletters {
-            metrics::counter!(m::DEADLETTERS_TOTAL, "code" => *code).increment(*n);
-        }
-        for p in next_offsets.keys() {
+        for p in parts.keys() {
             if self.parts.contains_key(p) {
                 self.parts.insert(*p, Part::Ready { failures: 0 });
             }
+            // Refused positions at or before what is now durable are answered for good.
+            self.refused
+                .retain(|(rp, o), _| *rp != *p || *o >= parts[p].next_offset);
         }
+        self.update_degraded();
     }
 
     fn make_durable(
@@ -163,7 +200,7 @@ impl Processor {
         mut writes: WriteSet,
         delivered: &BTreeMap<i32, i64>,
         next_offsets: &BTreeMap<i32, i64>,
-    ) -> Result<(), BatchError> {
+    ) -> Result<(), String> {
         for (p, offset) in delivered {
             writes.put(
                 kledger_state::Cf::Meta,
@@ -180,7 +217,40 @@ impl Processor {
         }
         self.store
             .write(&writes)
-            .map_err(|e| BatchError::Fatal(anyhow::Error::new(e).context("writing state")))
+            .map_err(|e| format!("writing state: {e}"))
+    }
+
+    /// Handles the partitions of a batch that failed: refused commits are remembered (their
+    /// intents are answered `rejected` when read again), a producer librdkafka gave up on is
+    /// replaced, and the partitions re-sync.
+    fn failed(&mut self, failed: BTreeMap<i32, Failure>) -> anyhow::Result<()> {
+        if failed.is_empty() {
+            return Ok(());
+        }
+        let mut why = String::new();
+        for (p, f) in &failed {
+            for (offset, reason) in &f.refused {
+                tracing::warn!(partition = p, offset, reason = %reason, "the broker refused a record for good; its intent is answered rejected (record_refused)");
+                self.refuse(*p, *offset, reason);
+            }
+            if why.is_empty() {
+                why = format!("partition {p}: {}", f.reason);
+            }
+        }
+        self.renew_producer_if_fatal()?;
+        self.resync(&failed.keys().copied().collect(), &why)
+    }
+
+    /// Remembers that the broker refused the answer to input `p`/`offset` (once more).
+    fn refuse(&mut self, p: i32, offset: i64, reason: &str) {
+        metrics::counter!(m::RECORDS_REFUSED_TOTAL).increment(1);
+        self.refused
+            .entry((p, offset))
+            .and_modify(|r| r.times += 1)
+            .or_insert_with(|| RefusedAt {
+                reason: reason.to_owned(),
+                times: 1,
+            });
     }
 
     /// Settles the batch in flight, if any (a failure re-syncs its partitions).
@@ -188,10 +258,12 @@ impl Processor {
         let Some(f) = in_flight.take() else {
             return Ok(());
         };
-        let ps = f.partitions();
         match self.complete(f) {
-            Ok(()) => Ok(()),
-            Err(BatchError::Retry(why)) => self.resync(&ps, &why),
+            Ok(failed) => self.failed(failed),
+            Err(BatchError::Retry(why)) => {
+                let ps = self.parts.keys().copied().collect();
+                self.resync(&ps, &why)
+            }
             Err(BatchError::Fatal(e)) => Err(e),
         }
     }
@@ -212,33 +284,40 @@ impl Processor {
                 Err(BatchError::Fatal(e)) => Err(e),
             };
         }
-        let next = if batch.is_empty() {
+        let mut next = if batch.is_empty() {
             None
         } else {
             match self.decide_step(&batch, in_flight.as_ref().map(|f| &f.writes)) {
                 Ok(d) => Some(d),
                 Err(BatchError::Fatal(e)) => return Err(e),
-                Err(BatchError::Retry(why)) => return self.resync(&partitions(&batch), &why),
+                Err(BatchError::Retry(why)) => {
+                    // The batch in flight stands on its own; settle it, then re-sync.
+                    self.settle(in_flight)?;
+                    return self.resync(&partitions(&batch), &why);
+                }
             }
         };
         if let Some(f) = in_flight.take() {
-            let ps = f.partitions();
-            match self.complete(f) {
-                Ok(()) => {}
+            let in_flight_parts = f.partitions();
+            let failed = match self.complete(f) {
+                Ok(failed) => failed,
                 Err(BatchError::Fatal(e)) => return Err(e),
-                Err(BatchError::Retry(why)) => {
-                    // The next batch was decided on top of this one: drop it unsent.
-                    let mut all = ps;
-                    all.extend(partitions(&batch));
-                    return self.resync(&all, &why);
+                Err(BatchError::Retry(why)) => all_failed(in_flight_parts, &why),
+            };
+            if !failed.is_empty() {
+                // The next batch was decided on top of this one: its share of the failed
+                // partitions is dropped unsent; the rest stands on what is now durable.
+                if let Some((decided, writes)) = next.as_mut() {
+                    decided.retain_partitions(|p| !failed.contains_key(&p));
+                    writes.retain_partitions(|p| !failed.contains_key(&p));
                 }
+                self.failed(failed)?;
             }
         }
-        if let Some((decided, writes)) = next {
-            match self.launch(decided, writes, batch.len()) {
-                Ok(f) => *in_flight = Some(f),
-                Err(why) => return self.resync(&partitions(&batch), &why),
-            }
+        if let Some((decided, writes)) = next
+            && !decided.parts.is_empty()
+        {
+            *in_flight = Some(self.launch(decided, writes));
         }
         Ok(())
     }
@@ -251,20 +330,26 @@ impl Processor {
         self.producer
             .begin_transaction()
             .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
-        let next_offsets = decided.next_offsets.clone();
+        let next_offsets = decided.next_offsets();
         let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let delivered = match send(
+        let sent = send(
             &self.producer,
             &self.topics,
             &mut self.next_id,
             &decided,
             timeout,
-        )
-        .and_then(|mut sent| await_delivery(&self.deliveries, &mut sent))
-        {
-            Ok(d) => d,
-            Err(e) => return Err(self.abort(e)),
-        };
+        );
+        let settled = await_delivery(&self.deliveries, sent);
+        if !settled.failed.is_empty() {
+            // The transaction fails whole; refused commits are remembered for the retry.
+            for (p, f) in &settled.failed {
+                for (offset, reason) in &f.refused {
+                    self.refuse(*p, *offset, reason);
+                }
+            }
+            let why = settled.all_or_error().err().unwrap_or_default();
+            return Err(self.abort(why));
+        }
         let ps: Vec<i32> = next_offsets.keys().copied().collect();
         let result = self
             .tpl(&ps, Some(&next_offsets))
@@ -283,13 +368,9 @@ impl Processor {
         }
         metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "committed").increment(1);
         metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS).record(started.elapsed().as_secs_f64());
-        self.make_durable(writes, &delivered, &next_offsets)?;
-        self.settled(
-            batch.len(),
-            &decided.outcomes,
-            &decided.deadletters,
-            &next_offsets,
-        );
+        self.make_durable(writes, &settled.outbox_last, &next_offsets)
+            .map_err(BatchError::Retry)?;
+        self.settled(&decided.parts);
         Ok(())
     }
 

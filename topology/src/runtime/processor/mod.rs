@@ -8,9 +8,12 @@
 //!
 //! Rebalance callbacks arrive as events. Assigned partitions stay paused until a restore
 //! thread has folded their outbox partition into state; then they are sought to their committed
-//! offset and resumed. A batch whose delivery fails is retried the same way: its partitions are
+//! offset and resumed. A partition whose share of a batch fails is retried the same way: it is
 //! paused, state catches up with whatever reached the outbox, and reading resumes at the last
-//! committed offset, so a commit is never produced twice by a retry.
+//! committed offset, so a commit is never produced twice by a retry. Retries go on with backoff
+//! for as long as the failure lasts; after `processor.degraded_after_attempts` the processor
+//! reports itself degraded (`/readyz`, `kledger_processor_degraded`) and keeps trying. It stops
+//! only on what a retry cannot fix: a fork, a gap or corrupt state ([`Unrecoverable`]).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
@@ -18,17 +21,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
-use anyhow::{Context, bail};
+use anyhow::Context;
 use kledger_state::{RocksStore, StateStore, keys};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
+use super::batch::Refused;
 use super::clients::seek_or_retry_later;
 use super::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
+use super::coverage::Coverage;
 use super::position::{IdleProbe, Position, Verdict};
 use super::restore::restore;
 use super::status::Status;
@@ -56,6 +61,22 @@ enum BatchError {
     Fatal(anyhow::Error),
 }
 
+/// A condition no retry can fix: the processor stops with it (a fork or gap in an account's
+/// chain, corrupt state, history missing from the outbox).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Unrecoverable(pub String);
+
+/// Whether `e` is a condition no retry can fix ([`Unrecoverable`], or a fork, gap or corrupt
+/// state), as opposed to a broker or disk failure that may pass.
+pub fn unrecoverable(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<Unrecoverable>().is_some()
+            || c.downcast_ref::<kledger_state::StateError>()
+                .is_some_and(|s| !matches!(s, kledger_state::StateError::Rocks(_)))
+    })
+}
+
 /// The processor's parts.
 pub struct Processor {
     config: Arc<Config>,
@@ -79,6 +100,10 @@ pub struct Processor {
     /// Probes positions that read nothing (tansu's last-batch fetch quirk).
     idle: IdleProbe,
     positions: BTreeMap<i32, Position>,
+    /// Intents whose commit the broker refused for good (answered `rejected` when read again).
+    refused: Refused,
+    /// Whether the group owns every intents partition.
+    coverage: Coverage,
     status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
@@ -114,7 +139,9 @@ impl Processor {
     ) -> anyhow::Result<Self> {
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
-        let consumer: BaseConsumer<EventContext> = consumer_config(&config)
+        let cc = consumer_config(&config, "apply");
+        let coverage = Coverage::new("apply", &topics.intents, partitions);
+        let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::new(ev_tx, topics.intents.clone()))
             .context("create consumer")?;
         consumer
@@ -151,9 +178,72 @@ impl Processor {
             revoked: BTreeSet::new(),
             idle: IdleProbe::default(),
             positions: BTreeMap::new(),
+            refused: Refused::new(),
+            coverage,
             status,
             shutdown,
         })
+    }
+
+    /// Checks (when due) that the group owns every intents partition; partitions left
+    /// unowned past the grace period make this consumer leave and join the group again, after
+    /// settling the batch in flight ([`super::coverage`]).
+    fn keep_covered(&mut self, in_flight: &mut Option<lifecycle::InFlight>) -> anyhow::Result<()> {
+        if !self.status.joined() {
+            return Ok(());
+        }
+        let mine: BTreeSet<i32> = self.parts.keys().copied().collect();
+        let rejoin = self.coverage.check(&self.consumer, &mine, Instant::now());
+        self.status.set_unowned(self.coverage.unowned().to_vec());
+        if rejoin {
+            self.settle(in_flight)?;
+            tracing::warn!(unowned = ?self.coverage.unowned(), "leaving and joining the group again");
+            self.consumer.unsubscribe();
+            self.consumer
+                .subscribe(&[&self.topics.intents])
+                .context("subscribe again")?;
+        }
+        Ok(())
+    }
+
+    /// Replaces the producer when librdkafka has given up on it (a fatal error, e.g. the
+    /// gapless guarantee after a refused record): reports of the old one are dropped with it.
+    fn renew_producer_if_fatal(&mut self) -> anyhow::Result<()> {
+        let Some(fatal) = self.producer.client().fatal_error() else {
+            return Ok(());
+        };
+        tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
+        let (dl_tx, deliveries) = channel();
+        let tx_id = transactional_id(&self.config);
+        let producer: ThreadedProducer<DeliveryContext> =
+            producer_config(&self.config, tx_id.as_deref())
+                .create_with_context(DeliveryContext::new(dl_tx))
+                .context("create producer")?;
+        if tx_id.is_some() {
+            producer
+                .init_transactions(Duration::from_secs(30))
+                .context("init transactions")?;
+        }
+        self.producer = producer;
+        self.deliveries = deliveries;
+        Ok(())
+    }
+
+    /// Reports the processor degraded while any partition has failed
+    /// `processor.degraded_after_attempts` times in a row, and well again when none has.
+    fn update_degraded(&self) {
+        let worst = self
+            .parts
+            .values()
+            .map(|p| match p {
+                Part::Ready { failures } => *failures,
+                Part::Restoring { attempt, .. } => *attempt,
+            })
+            .max()
+            .unwrap_or(0);
+        if worst < self.config.processor.degraded_after_attempts {
+            self.status.set_degraded(None);
+        }
     }
 
     fn transactional(&self) -> bool {
@@ -179,6 +269,9 @@ impl Processor {
                 break Err(e);
             }
             if let Err(e) = self.handle_events(events) {
+                break Err(e);
+            }
+            if let Err(e) = self.keep_covered(&mut in_flight) {
                 break Err(e);
             }
             let batch = match self.in_order(batch) {
@@ -343,7 +436,13 @@ impl Processor {
                 .filter(|p| matches!(self.parts.get(p), Some(Part::Restoring { generation, .. }) if *generation == done.generation))
                 .collect();
             if let Err(e) = done.result {
-                return Err(e.context("restore failed"));
+                if unrecoverable(&e) || self.shutdown.load(Ordering::Relaxed) {
+                    return Err(e.context("restore failed"));
+                }
+                // A broker or disk failure: restore again, with backoff, for as long as it lasts.
+                let why = format!("restore: {e:#}");
+                self.resync(&current.iter().copied().collect(), &why)?;
+                continue;
             }
             if let Err(e) = self.resume(&current) {
                 // The group's offsets could not be read (a coordinator moving, say): the
@@ -510,8 +609,13 @@ impl Processor {
             .max()
             .unwrap_or(0)
             + 1;
-        if attempt >= self.config.processor.batch_attempts_max {
-            bail!("batch failed {attempt} times, stopping: {why}");
+        if attempt >= self.config.processor.degraded_after_attempts {
+            if attempt == self.config.processor.degraded_after_attempts {
+                tracing::error!(partitions = ?ps, attempt, reason = why, "the processor is degraded: partitions keep failing; retrying with backoff");
+            }
+            self.status.set_degraded(Some(format!(
+                "partitions {ps:?} failed {attempt} times in a row: {why}"
+            )));
         }
         tracing::warn!(partitions = ?ps, attempt, reason = why, "batch failed; re-syncing state and retrying");
         self.start_restore(&ps, attempt)

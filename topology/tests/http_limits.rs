@@ -1,0 +1,208 @@
+//! The HTTP listener's bounds, tried from outside as a slow or hostile client would: half-sent
+//! requests are closed within the header timeout while other requests are served, a body
+//! announced or sent over the budget is `413` at once, a slow body is `408`, connections over
+//! the cap are `503`, and every error answer is the JSON error form.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kledger_topology::config::HttpConfig;
+use kledger_topology::runtime::processor_status::Status;
+use kledger_topology::{http, metrics};
+
+struct Listener {
+    port: u16,
+    _rt: tokio::runtime::Runtime,
+}
+
+fn listen(h: HttpConfig, body_bytes_max: usize) -> Listener {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let port = kledger_topology::embedded::free_port().unwrap();
+    let addr = format!("127.0.0.1:{port}");
+    let status = Arc::new(Status::default());
+    status.set_no_processor();
+    let router = http::router(
+        metrics::install().unwrap(),
+        status,
+        None,
+        &h,
+        body_bytes_max,
+    );
+    rt.block_on(http::serve(&addr, router, &h)).unwrap();
+    Listener { port, _rt: rt }
+}
+
+fn config(header_ms: u64, body_ms: u64, connections: usize) -> HttpConfig {
+    HttpConfig {
+        listen: String::new(),
+        header_timeout_ms: header_ms,
+        body_timeout_ms: body_ms,
+        connections_max: connections,
+    }
+}
+
+/// Sends `head` (and nothing more) and returns the status and body of the answer, if any.
+fn raw(port: u16, head: &str, wait: Duration) -> Option<(u16, String)> {
+    let mut s = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(wait)).unwrap();
+    s.write_all(head.as_bytes()).unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some((
+        status,
+        text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned(),
+    ))
+}
+
+fn error_code(body: &str) -> String {
+    let v: serde_json::Value =
+        serde_json::from_str(body).unwrap_or_else(|_| panic!("not JSON: {body}"));
+    v["error"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no code: {body}"))
+        .to_owned()
+}
+
+#[test]
+fn half_open_connections_close_within_the_header_timeout_while_others_are_served() {
+    let l = listen(config(1_000, 5_000, 512), 1 << 20);
+    // 50 clients that send half a request head and then nothing.
+    let mut idle: Vec<TcpStream> = (0..50)
+        .map(|_| {
+            let mut s = TcpStream::connect(("127.0.0.1", l.port)).unwrap();
+            s.write_all(b"GET /healthz HTTP/1.1\r\nHost: x\r\n")
+                .unwrap();
+            s
+        })
+        .collect();
+    // Others are served meanwhile.
+    let (status, _) = raw(
+        l.port,
+        "GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!(status, 200);
+    // Every half-open connection is closed by the server within the timeout (plus slack).
+    let started = Instant::now();
+    for s in &mut idle {
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let mut buf = [0u8; 1024];
+        loop {
+            match s.read(&mut buf) {
+                Ok(0) => break,
+                Ok(_) => continue,
+                Err(e) => panic!("a half-open connection stayed open: {e}"),
+            }
+        }
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn an_oversize_body_is_413_at_once_and_a_slow_one_408() {
+    let l = listen(config(5_000, 1_000, 512), 1 << 20);
+    // Announced 50 MB: answered before any body byte is read.
+    let started = Instant::now();
+    let (status, body) = raw(
+        l.port,
+        "POST /v1/intents HTTP/1.1\r\nHost: x\r\nContent-Length: 50000000\r\n\r\n",
+        Duration::from_secs(3),
+    )
+    .unwrap();
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (413, "body_too_large")
+    );
+    assert!(started.elapsed() < Duration::from_secs(2));
+    // The budget itself passes the bound (the route is unknown here: 404, not 413).
+    let at = format!(
+        "POST /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
+        1 << 20,
+        "x".repeat(1 << 20)
+    );
+    let (status, body) = raw(l.port, &at, Duration::from_secs(5)).unwrap();
+    assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
+    // One byte over is refused.
+    let over = format!(
+        "POST /nope HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{}",
+        (1 << 20) + 1,
+        "x".repeat((1 << 20) + 1)
+    );
+    let (status, body) = raw(l.port, &over, Duration::from_secs(5)).unwrap();
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (413, "body_too_large")
+    );
+    // A body that does not come within the body timeout.
+    let (status, body) = raw(
+        l.port,
+        "POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nonly a few bytes",
+        Duration::from_secs(4),
+    )
+    .unwrap();
+    assert_eq!((status, error_code(&body).as_str()), (408, "body_timeout"));
+}
+
+#[test]
+fn every_error_answer_is_json_and_connections_over_the_cap_are_503() {
+    let l = listen(config(5_000, 5_000, 4), 1 << 20);
+    let (status, body) = raw(
+        l.port,
+        "GET /nope HTTP/1.0\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!((status, error_code(&body).as_str()), (404, "not_found"));
+    let (status, body) = raw(
+        l.port,
+        "DELETE /metrics HTTP/1.0\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (405, "method_not_allowed")
+    );
+    // Four connections held open; the fifth is refused with the JSON form.
+    let held: Vec<TcpStream> = (0..4)
+        .map(|_| TcpStream::connect(("127.0.0.1", l.port)).unwrap())
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, body) = raw(
+        l.port,
+        "GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!(
+        (status, error_code(&body).as_str()),
+        (503, "too_many_connections")
+    );
+    drop(held);
+    std::thread::sleep(Duration::from_millis(200));
+    let (status, _) = raw(
+        l.port,
+        "GET /healthz HTTP/1.0\r\nHost: x\r\n\r\n",
+        Duration::from_secs(2),
+    )
+    .unwrap();
+    assert_eq!(status, 200, "served again once connections closed");
+    let text = metrics::install().unwrap().render();
+    assert!(
+        text.contains("kledger_http_errors_total{status=\"404\"}"),
+        "{text}"
+    );
+    assert!(text.contains("kledger_http_connections_refused_total"));
+}
