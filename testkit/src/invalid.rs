@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use kledger_processors::Code;
+use kledger_schemas::limits::*;
 use kledger_schemas::*;
 
 use crate::build::{document, evidence, fact, intent, slotted, third_party, trigger};
@@ -337,6 +338,234 @@ pub fn cases() -> Vec<InvalidCase> {
                 ..PurgeOp::default()
             }))
         }),
+        // ---- boundaries and paths the cases above do not reach ----
+        case!(BadRecordTime, "record time of 2^48", |r| {
+            r.timestamp = TIMESTAMP_MS_END
+        }),
+        case!(BadActionId, "newline in action id", |r| {
+            r.intent.action_id = "a\nb".into()
+        }),
+        case!(BadAccountId, "account of four segments", |r| {
+            r.intent.account_id = format!("{}/x", r.intent.account_id)
+        }),
+        case!(BadAccountId, "NUL in account id", |r| {
+            r.intent.account_id = format!("{}\u{0}", r.intent.account_id)
+        }),
+        case!(AccountMismatch, "account of another owner kind", |r| {
+            let t = &r.intent.tenant;
+            let kind = if t.owner_kind == OwnerKind::Team {
+                OwnerKind::User
+            } else {
+                OwnerKind::Team
+            };
+            r.intent.account_id = format!("{}/{kind}/{}", t.tenant_id, t.owner_id)
+        }),
+        case!(BadIdentifier, "owner id of 129 chars", |r| {
+            r.intent.tenant.owner_id = "u".repeat(ID_CHARS_MAX + 1);
+            r.intent.account_id = r.intent.tenant.account_id();
+        }),
+        case!(BadIdentifier, "project without proj_", |r| {
+            r.intent.tenant.project_id = Some("core".into())
+        }),
+        case!(BadIdentifier, "agent id without agt_", |r| {
+            r.intent.tenant.agent_id = Some("helper".into())
+        }),
+        case!(BadSource, "empty author id", |r| {
+            r.intent.source.author_id = Some(String::new())
+        }),
+        case!(BadSource, "oversize source version", |r| {
+            r.intent.source.source_version = "v".repeat(SOURCE_VERSION_CHARS_MAX + 1)
+        }),
+        case!(BadExtractor, "oversize extractor version", |r| {
+            r.intent.extractor.version = "v".repeat(EXTRACTOR_CHARS_MAX + 1)
+        }),
+        case!(ContentMultiline, "content with tab", |r| {
+            assert_mut(r).content = "a\tb".into()
+        }),
+        case!(ContentMultiline, "content with U+0085", |r| {
+            assert_mut(r).content = "a\u{85}b".into()
+        }),
+        case!(BodyTooLong, "document with empty body", |r| {
+            one(
+                r,
+                document("Weekly report", ""),
+                WriteReason::RecurringWorkflow,
+            )
+        }),
+        case!(BodyNotAllowed, "trigger with body", |r| {
+            let mut t = trigger("Price alert", &[("event", "price_drop")]);
+            t.body = Some("no".into());
+            one(r, t, WriteReason::StandingTrigger)
+        }),
+        case!(ConditionTooLarge, "trigger with empty condition", |r| {
+            one(r, trigger("Price alert", &[]), WriteReason::StandingTrigger)
+        }),
+        case!(ConditionNotAllowed, "document with condition", |r| {
+            let mut d = document("Weekly report", "steps");
+            d.condition = Some(BTreeMap::from([("a".to_owned(), "b".to_owned())]));
+            one(r, d, WriteReason::RecurringWorkflow)
+        }),
+        case!(SlotNotAllowed, "slot on a trigger", |r| {
+            let mut t = trigger("Price alert", &[("event", "price_drop")]);
+            t.slot = Some("home_city".into());
+            one(r, t, WriteReason::StandingTrigger)
+        }),
+        case!(FieldTooLong, "entity id of 257 chars", |r| {
+            *assert_mut(r) = third_party(&"e".repeat(SHORT_CHARS_MAX + 1), "Works at Acme")
+        }),
+        case!(FieldTooLong, "empty lang", |r| {
+            assert_mut(r).lang = Some(String::new())
+        }),
+        case!(FieldTooLong, "purge target of 257 chars", |r| {
+            r.intent.ops = vec![Op::Purge(PurgeOp {
+                target: Some("m".repeat(SHORT_CHARS_MAX + 1)),
+                reason: "forget".into(),
+                ..PurgeOp::default()
+            })]
+        }),
+        case!(BadTimestamp, "valid_from at 2^48", |r| {
+            assert_mut(r).valid_from = Some(TIMESTAMP_MS_END)
+        }),
+        case!(BadTimestamp, "negative expires_at", |r| {
+            assert_mut(r).expires_at = Some(-1)
+        }),
+        case!(BadTimestamp, "close valid_to at 2^48", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![Op::Close(CloseOp {
+                target: "mem_x".into(),
+                valid_to: Some(TIMESTAMP_MS_END),
+                reason: "done".into(),
+            })]
+        }),
+        case!(BadValidity, "valid_to before the record time", |r| {
+            // No valid_from: it defaults to the record time, which is later.
+            assert_mut(r).valid_to = Some(1_000)
+        }),
+        case!(BadConfidence, "confidence just above one", |r| {
+            assert_mut(r).confidence = Some(1.000_000_1)
+        }),
+        case!(BadConfidence, "confidence just below zero", |r| {
+            assert_mut(r).confidence = Some(-0.000_000_1)
+        }),
+        case!(BadCurationWeight, "curation weight -101", |r| {
+            assert_mut(r).curation_weight = CURATION_WEIGHT_MIN - 1
+        }),
+        case!(BadList, "tag of 257 chars", |r| {
+            assert_mut(r).tags = vec!["t".repeat(SHORT_CHARS_MAX + 1)]
+        }),
+        case!(BadList, "seventeen sensitivity labels", |r| {
+            assert_mut(r).sensitivity.labels = many(TAGS_MAX + 1)
+        }),
+        case!(BadList, "65 acl teams", |r| {
+            assert_mut(r).acl.read_team_ids = many(ACL_ENTRIES_MAX + 1)
+        }),
+        case!(EvidenceLimit, "evidence source type of 257 chars", |r| {
+            let mut e = evidence("m", None);
+            e.source_type = "s".repeat(SHORT_CHARS_MAX + 1);
+            assert_mut(r).evidence = vec![e]
+        }),
+        case!(EvidenceLimit, "empty evidence checksum", |r| {
+            let mut e = evidence("m", None);
+            e.checksum = Some(String::new());
+            assert_mut(r).evidence = vec![e]
+        }),
+        case!(EvidenceLimit, "attach_evidence without evidence", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![Op::AttachEvidence(AttachEvidenceOp {
+                target: "mem_x".into(),
+                evidence: vec![],
+            })]
+        }),
+        case!(BadEmbedding, "4097-dim vector", |r| {
+            assert_mut(r).embedding = Some(Embedding {
+                model: "m".into(),
+                vector: vec![0.5; EMBEDDING_DIM_MAX + 1],
+            })
+        }),
+        case!(BadEmbedding, "infinite value in vector", |r| {
+            assert_mut(r).embedding = Some(Embedding {
+                model: "m".into(),
+                vector: vec![0.1, f32::INFINITY],
+            })
+        }),
+        case!(BadEmbedding, "embedding without model", |r| {
+            assert_mut(r).embedding = Some(Embedding {
+                model: String::new(),
+                vector: vec![0.1, 0.2],
+            })
+        }),
+        case!(BadTargets, "amend of seventeen targets", |r| {
+            r.intent.ops = vec![Op::Amend(AmendOp {
+                targets: (0..TARGETS_MAX + 1).map(|i| format!("mem_{i}")).collect(),
+                replacement: fact("x"),
+            })]
+        }),
+        case!(BadTargets, "planned target with empty id", |r| {
+            planned(r, "")
+        }),
+        case!(
+            TargetUnplanned,
+            "attach_evidence to an unplanned row",
+            |r| {
+                r.intent.ops = vec![Op::AttachEvidence(AttachEvidenceOp {
+                    target: "mem_x".into(),
+                    evidence: vec![evidence("m", None)],
+                })]
+            }
+        ),
+        case!(DuplicateTarget, "amend naming one row twice", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![Op::Amend(AmendOp {
+                targets: vec!["mem_x".into(), "mem_x".into()],
+                replacement: fact("x"),
+            })]
+        }),
+        case!(SlotConflict, "assert and amend of one slot", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![
+                Op::Assert(slotted("home_city", "Lives in Oslo")),
+                Op::Amend(AmendOp {
+                    targets: vec!["mem_x".into()],
+                    replacement: slotted("city", "Lives in Rome"),
+                }),
+            ]
+        }),
+        case!(BadReason, "close reason of 1001 chars", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![Op::Close(CloseOp {
+                target: "mem_x".into(),
+                valid_to: None,
+                reason: "r".repeat(REASON_CHARS_MAX + 1),
+            })]
+        }),
+        case!(BadReason, "purge reason of 1001 chars", |r| {
+            r.intent.ops = vec![Op::Purge(PurgeOp {
+                whole_account: true,
+                reason: "r".repeat(REASON_CHARS_MAX + 1),
+                ..PurgeOp::default()
+            })]
+        }),
+        case!(BadPurge, "purge of a row and the whole account", |r| {
+            r.intent.ops = vec![Op::Purge(PurgeOp {
+                target: Some("mem_x".into()),
+                whole_account: true,
+                ..PurgeOp::default()
+            })]
+        }),
+        case!(PurgeMixed, "purge with a close", |r| {
+            planned(r, "mem_x");
+            r.intent.ops = vec![
+                Op::Purge(PurgeOp {
+                    whole_account: true,
+                    ..PurgeOp::default()
+                }),
+                Op::Close(CloseOp {
+                    target: "mem_x".into(),
+                    valid_to: None,
+                    reason: "done".into(),
+                }),
+            ]
+        }),
     ]
 }
 
@@ -358,4 +587,110 @@ pub fn covered_codes() -> Vec<Code> {
     v.sort();
     v.dedup();
     v
+}
+
+/// Valid records at the limits the catalogue's cases cross by one: each must commit.
+pub fn limit_partners() -> Vec<(&'static str, IntentRecord)> {
+    let with = |name: &'static str, f: &dyn Fn(&mut IntentRecord)| {
+        let mut r = base_for_cases();
+        f(&mut r);
+        (name, r)
+    };
+    vec![
+        with("record time 2^48 - 1", &|r| {
+            r.timestamp = TIMESTAMP_MS_END - 1
+        }),
+        with("record time 0", &|r| r.timestamp = 0),
+        with("action id of 256 chars", &|r| {
+            r.intent.action_id = "é".repeat(ACTION_ID_CHARS_MAX)
+        }),
+        with("owner id of 128 chars", &|r| {
+            r.intent.tenant.owner_id = "u".repeat(ID_CHARS_MAX);
+            r.intent.account_id = r.intent.tenant.account_id();
+        }),
+        with("sixteen ops", &|r| {
+            r.intent.ops = (0..OPS_MAX)
+                .map(|i| Op::Assert(fact(&format!("fact {i}"))))
+                .collect()
+        }),
+        with("content of 4000 chars", &|r| {
+            assert_mut(r).content = "é".repeat(CONTENT_CHARS_MAX)
+        }),
+        with("body of 24000 chars", &|r| {
+            one(
+                r,
+                document("Weekly report", &"b".repeat(BODY_CHARS_MAX)),
+                WriteReason::RecurringWorkflow,
+            )
+        }),
+        with("condition of 12 keys", &|r| {
+            let mut t = trigger("Price alert", &[]);
+            t.condition = Some(
+                (0..CONDITION_KEYS_MAX)
+                    .map(|i| (format!("k{i}"), "v".to_owned()))
+                    .collect(),
+            );
+            one(r, t, WriteReason::StandingTrigger)
+        }),
+        with("valid_from 2^48 - 1", &|r| {
+            assert_mut(r).valid_from = Some(TIMESTAMP_MS_END - 1)
+        }),
+        with("valid_to and expires_at at valid_from", &|r| {
+            let a = assert_mut(r);
+            a.valid_from = Some(2_000);
+            a.valid_to = Some(2_000);
+            a.expires_at = Some(2_000);
+        }),
+        with("confidence 0", &|r| assert_mut(r).confidence = Some(0.0)),
+        with("confidence 1", &|r| assert_mut(r).confidence = Some(1.0)),
+        with("curation weight 100", &|r| {
+            assert_mut(r).curation_weight = CURATION_WEIGHT_MAX
+        }),
+        with("curation weight -100", &|r| {
+            assert_mut(r).curation_weight = CURATION_WEIGHT_MIN
+        }),
+        with("sixteen tags of 256 chars", &|r| {
+            assert_mut(r).tags = (0..TAGS_MAX)
+                .map(|i| format!("{i:03}{}", "t".repeat(SHORT_CHARS_MAX - 3)))
+                .collect()
+        }),
+        with("64 acl entries", &|r| {
+            assert_mut(r).acl.read_agent_ids = many(ACL_ENTRIES_MAX)
+        }),
+        with("32 evidence items, 8 quotes of 1000 chars", &|r| {
+            assert_mut(r).evidence = (0..EVIDENCE_MAX)
+                .map(|i| {
+                    let q = "q".repeat(QUOTE_CHARS_MAX / QUOTES_MAX);
+                    evidence(&format!("m{i}"), (i < QUOTES_MAX).then_some(q.as_str()))
+                })
+                .collect()
+        }),
+        with("4096-dim vector", &|r| {
+            assert_mut(r).embedding = Some(Embedding {
+                model: "m".into(),
+                vector: vec![0.5; EMBEDDING_DIM_MAX],
+            })
+        }),
+        with("sixteen planned targets", &|r| {
+            for i in 0..TARGETS_MAX {
+                planned(r, &format!("mem_{i}"));
+            }
+        }),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use kledger_schemas::Outcome;
+
+    use super::*;
+    use crate::ledger::Ledger;
+
+    #[test]
+    fn every_limit_partner_commits() {
+        for (name, r) in limit_partners() {
+            let d = Ledger::new(4).apply(&r);
+            assert_eq!(d.outcome(), Outcome::Committed, "{name}: {:?}", d.receipt);
+        }
+    }
 }

@@ -18,6 +18,8 @@ pub struct Ledger {
     next_offset: BTreeMap<i32, i64>,
     /// Every commit, in decision order.
     pub commits: Vec<Commit>,
+    /// Every record applied, in order (what to publish for the Kafka path to see the same).
+    pub records: Vec<IntentRecord>,
 }
 
 impl Ledger {
@@ -34,6 +36,7 @@ impl Ledger {
             limits,
             next_offset: BTreeMap::new(),
             commits: Vec::new(),
+            records: Vec::new(),
         }
     }
 
@@ -73,6 +76,7 @@ impl Ledger {
         let writes = applier.into_writes();
         self.store.write(&writes).expect("memory store never fails");
         self.commits.extend(d.commits.iter().cloned());
+        self.records.push(r.clone());
         d
     }
 

@@ -415,6 +415,10 @@ pub struct ProcessorConfig {
     /// itself degraded (`/readyz` 503, `kledger_processor_degraded` 1). It keeps retrying
     /// with backoff for as long as the failure lasts; it never stops for one.
     pub degraded_after_attempts: u32,
+    /// How long a partition may keep failing before the processor reports itself degraded,
+    /// however few its attempts (a restore that cannot reach the broker fails only after its
+    /// own stall bound).
+    pub degraded_after_ms: u64,
     /// First retry backoff.
     pub backoff_ms_initial: u64,
     /// Largest retry backoff.
@@ -431,6 +435,7 @@ impl Default for ProcessorConfig {
             batch_records_max: 2_000,
             batch_wait_ms: 20,
             degraded_after_attempts: 4,
+            degraded_after_ms: 30_000,
             backoff_ms_initial: 100,
             backoff_ms_max: 5_000,
             delivery_timeout_ms: 60_000,

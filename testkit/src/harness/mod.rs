@@ -10,9 +10,14 @@
 //!   gapless per account, head hashes chained, state digest equal to an uninterrupted run.
 //!   The early-kill loop kills it in the first seconds after each start with the broker in
 //!   its own process, then checks the group owns every partition soon after the last start.
+//! - [`limits`]: the largest valid intent of each op kind and a whole-account purge of a large
+//!   account through the processor: every intent answered as the reference answers it, every
+//!   commit within the record budget, the processor alive throughout.
 //! - [`faults`]: librdkafka's mock cluster injects request errors (produce, fetch, commit,
 //!   heartbeat, transactions), moves leaders and coordinators and takes a broker down and up,
 //!   in both delivery modes; the processor keeps going and the oracle holds.
+//! - [`outage`]: the broker down for a minute mid-stream on the mock cluster: the read API
+//!   answers throughout, the processor reports itself degraded and resumes by itself.
 //! - [`soak`]: a bounded run at a steady rate with a member joining and leaving the group
 //!   periodically; RSS and open files sampled, RSS flat after warm-up.
 //! - [`bad`]: the bad-input corpus ([`crate::badinput`]) interleaved with a valid stream: every
@@ -27,7 +32,9 @@ pub mod access;
 pub mod bad;
 pub mod crash;
 pub mod faults;
+pub mod limits;
 pub mod oracle;
+pub mod outage;
 pub mod soak;
 
 use std::fmt;
@@ -46,6 +53,10 @@ pub struct Profile {
     /// SIGKILLs of the early-kill crash loop (in the first seconds after each start, the
     /// broker in its own process).
     pub early_kills: usize,
+    /// Rows of the account the record-budget check purges whole.
+    pub purge_rows: usize,
+    /// Seconds the broker is down while kledger serves.
+    pub outage_secs: u64,
     /// Valid intents around the bad-input corpus.
     pub bad_valid_intents: usize,
     /// Read-API queries of the access check.
@@ -69,6 +80,8 @@ pub const SHORT: Profile = Profile {
     crash_accounts: 200,
     crash_kills: 5,
     early_kills: 12,
+    purge_rows: 100_000,
+    outage_secs: 60,
     bad_valid_intents: 2_000,
     access_queries: 100_000,
     fault_intents: 1_200,
@@ -85,6 +98,8 @@ pub const LONG: Profile = Profile {
     crash_accounts: 1_000,
     crash_kills: 20,
     early_kills: 24,
+    purge_rows: 300_000,
+    outage_secs: 180,
     bad_valid_intents: 20_000,
     access_queries: 500_000,
     fault_intents: 4_000,
@@ -144,7 +159,9 @@ impl fmt::Display for Summary {
 }
 
 /// The checks, in run order.
-pub const CHECKS: [&str; 6] = ["crash", "early", "faults", "bad", "access", "soak"];
+pub const CHECKS: [&str; 8] = [
+    "crash", "early", "limits", "faults", "outage", "bad", "access", "soak",
+];
 
 /// Runs every check of `profile` with the `kledger` binary at `bin`.
 pub fn run(profile: &Profile, bin: &std::path::Path) -> anyhow::Result<Summary> {
@@ -181,9 +198,23 @@ pub fn run_only(
             s.rows.push(c.row());
         }
     }
+    if only.contains(&"limits") {
+        s.rows
+            .push(limits::limits(bin, profile.seed, profile.purge_rows)?.row());
+    }
     if only.contains(&"faults") {
         s.rows
             .push(faults::faults(profile.seed, profile.fault_intents)?.row());
+    }
+    if only.contains(&"outage") {
+        s.rows.push(
+            outage::outage(
+                profile.seed,
+                10 * profile.fault_intents,
+                profile.outage_secs,
+            )?
+            .row(),
+        );
     }
     if only.contains(&"bad") {
         s.rows

@@ -28,6 +28,12 @@ impl Status {
         self.joined.store(true, Ordering::Relaxed);
     }
 
+    /// The consumer's partitions were revoked and no assignment followed yet (a rebalance,
+    /// or a group lost while the broker is out of reach): not ready until the next one.
+    pub fn set_rejoining(&self) {
+        self.joined.store(false, Ordering::Relaxed);
+    }
+
     /// Whether the consumer received an assignment yet.
     pub fn joined(&self) -> bool {
         self.joined.load(Ordering::Relaxed)

@@ -188,6 +188,7 @@ impl Processor {
             if self.parts.contains_key(p) {
                 self.parts.insert(*p, Part::Ready { failures: 0 });
             }
+            self.failing_since.remove(p);
             // Refused positions at or before what is now durable are answered for good.
             self.refused
                 .retain(|(rp, o), _| *rp != *p || *o >= parts[p].next_offset);

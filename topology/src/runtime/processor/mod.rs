@@ -104,6 +104,10 @@ pub struct Processor {
     refused: Refused,
     /// Whether the group owns every intents partition.
     coverage: Coverage,
+    /// Partitions failing since when (cleared by their next durable batch).
+    failing_since: BTreeMap<i32, Instant>,
+    /// Since when the group has given this consumer nothing after revoking its partitions.
+    rejoining_since: Option<Instant>,
     status: Arc<Status>,
     shutdown: Arc<AtomicBool>,
 }
@@ -180,6 +184,8 @@ impl Processor {
             positions: BTreeMap::new(),
             refused: Refused::new(),
             coverage,
+            failing_since: BTreeMap::new(),
+            rejoining_since: None,
             status,
             shutdown,
         })
@@ -229,9 +235,31 @@ impl Processor {
         Ok(())
     }
 
-    /// Reports the processor degraded while any partition has failed
-    /// `processor.degraded_after_attempts` times in a row, and well again when none has.
-    fn update_degraded(&self) {
+    /// Reports the processor degraded while a partition has failed
+    /// `processor.degraded_after_attempts` times in a row or for longer than
+    /// `processor.degraded_after_ms` (a restore that cannot reach the broker fails only after
+    /// its stall bound), and well again when none has.
+    fn update_degraded(&mut self) {
+        self.failing_since.retain(|p, _| self.parts.contains_key(p));
+        let after = Duration::from_millis(self.config.processor.degraded_after_ms);
+        if let Some(since) = self.rejoining_since.filter(|t| t.elapsed() >= after) {
+            self.status.set_degraded(Some(format!(
+                "the group has assigned this processor nothing for {} s since revoking its partitions (is the broker reachable?)",
+                since.elapsed().as_secs()
+            )));
+            return;
+        }
+        if let Some((p, since)) = self
+            .failing_since
+            .iter()
+            .find(|(_, t)| t.elapsed() >= after)
+        {
+            self.status.set_degraded(Some(format!(
+                "partition {p} has failed for {} s and is being retried",
+                since.elapsed().as_secs()
+            )));
+            return;
+        }
         let worst = self
             .parts
             .values()
@@ -273,6 +301,9 @@ impl Processor {
             }
             if let Err(e) = self.keep_covered(&mut in_flight) {
                 break Err(e);
+            }
+            if !self.failing_since.is_empty() || self.rejoining_since.is_some() {
+                self.update_degraded();
             }
             let batch = match self.in_order(batch) {
                 Ok(b) => b,
@@ -401,6 +432,9 @@ impl Processor {
                 RebalanceEvent::Assigned(ps) => {
                     tracing::info!(partitions = ?ps, "assigned");
                     self.status.set_joined();
+                    if self.rejoining_since.take().is_some() {
+                        self.update_degraded();
+                    }
                     // A revoked partition that did not come back is dropped now (when
                     // configured); one that came back keeps its state and restore folds only
                     // what it missed.
@@ -423,6 +457,10 @@ impl Processor {
                         self.parts.remove(p);
                         self.positions.remove(p);
                         self.revoked.insert(*p);
+                    }
+                    if self.parts.is_empty() {
+                        self.status.set_rejoining();
+                        self.rejoining_since.get_or_insert_with(Instant::now);
                     }
                 }
                 RebalanceEvent::Error(e) => tracing::warn!(error = %e, "rebalance error"),
@@ -552,6 +590,8 @@ impl Processor {
                 _ => 0,
             };
             self.parts.insert(*p, Part::Ready { failures });
+            // Reading again: a partition that keeps failing is counted by its attempts now.
+            self.failing_since.remove(p);
         }
         tracing::info!(partitions = ?ps, "ready");
         Ok(())
@@ -609,6 +649,10 @@ impl Processor {
             .max()
             .unwrap_or(0)
             + 1;
+        let now = Instant::now();
+        for p in &ps {
+            self.failing_since.entry(*p).or_insert(now);
+        }
         if attempt >= self.config.processor.degraded_after_attempts {
             if attempt == self.config.processor.degraded_after_attempts {
                 tracing::error!(partitions = ?ps, attempt, reason = why, "the processor is degraded: partitions keep failing; retrying with backoff");

@@ -1,0 +1,173 @@
+//! A long broker outage while kledger serves: on librdkafka's mock cluster, the only broker
+//! goes down mid-stream for a minute. The processor fails, reports itself degraded and keeps
+//! retrying; the read API (served from the local view store) answers throughout; when the
+//! broker is back the processor resumes by itself and the oracle holds.
+
+use std::time::{Duration, Instant};
+
+use kledger_processors::access::Principal;
+use kledger_schemas::OwnerKind;
+use kledger_topology::config::PrincipalConfig;
+use kledger_topology::runtime;
+use rdkafka::mocking::MockCluster;
+
+use super::Row;
+use super::oracle::{Findings, check};
+use crate::kafka::*;
+
+/// What the outage check did and found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OutageFigures {
+    /// How long the broker was down, seconds.
+    pub down_secs: u64,
+    /// Read-API requests during the outage, and how many were answered 200.
+    pub api_requests: usize,
+    /// Of those, answered 200.
+    pub api_ok: usize,
+    /// Whether the processor reported itself degraded during the outage.
+    pub degraded_seen: bool,
+    /// Whether it answered everything afterwards without a restart.
+    pub resumed: bool,
+    /// Whether the processor stayed alive.
+    pub alive: bool,
+    /// The oracle.
+    pub oracle: Findings,
+}
+
+impl OutageFigures {
+    /// The summary row.
+    pub fn row(&self) -> Row {
+        let o = &self.oracle;
+        Row {
+            check: "broker outage while serving (mock)",
+            figures: format!(
+                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; commits {} of {}, lost {}, duplicated {}, forks {}",
+                self.down_secs,
+                self.api_ok,
+                self.api_requests,
+                if self.degraded_seen { "yes" } else { "NO" },
+                if self.alive { "yes" } else { "NO" },
+                if self.resumed { "yes" } else { "NO" },
+                o.commits,
+                o.expected,
+                o.lost,
+                o.duplicated,
+                o.forks
+            ),
+            ok: self.ok(),
+        }
+    }
+
+    /// Whether every invariant held.
+    pub fn ok(&self) -> bool {
+        self.api_requests > 0
+            && self.api_ok == self.api_requests
+            && self.degraded_seen
+            && self.alive
+            && self.resumed
+            && self.oracle.ok()
+    }
+}
+
+const PARTITIONS: i32 = 4;
+const TOKEN: &str = "outage-reader-token-0123";
+
+/// Runs the check with the broker down for `down_secs`.
+pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<OutageFigures> {
+    let mock = MockCluster::new(1)?;
+    let dir = tempfile::tempdir()?;
+    let mut c = config(
+        &mock.bootstrap_servers(),
+        dir.path(),
+        PARTITIONS,
+        "harness-outage",
+    );
+    c.kafka.create_topics = false;
+    c.vectors.enabled = false;
+    c.processor.degraded_after_attempts = 3;
+    c.processor.degraded_after_ms = 10_000;
+    c.processor.backoff_ms_max = 2_000;
+    // A short delivery bound, so batches in flight fail within the outage (see faults.rs on
+    // one request in flight on the mock).
+    c.processor.delivery_timeout_ms = 5_000;
+    c.kafka
+        .producer_properties
+        .insert("message.timeout.ms".into(), "4000".into());
+    c.kafka
+        .producer_properties
+        .insert("max.in.flight.requests.per.connection".into(), "1".into());
+    let port = kledger_topology::embedded::free_port()?;
+    c.http.listen = format!("127.0.0.1:{port}");
+    c.api.principals.insert(
+        "reader".into(),
+        PrincipalConfig {
+            token: TOKEN.into(),
+            principal: Principal {
+                tenant_id: "t_acme".into(),
+                team_id: None,
+                agent_id: None,
+                roles: Vec::new(),
+                owner_kind: OwnerKind::User,
+                owner_id: "u_reader".into(),
+            },
+        },
+    );
+    let t = c.topics();
+    for name in [&t.intents, &t.outbox, &t.receipts, &t.views, &t.deadletter] {
+        mock.create_topic(name, PARTITIONS, 1)?;
+    }
+    // A short first part, then a long one the processor is still deciding when the broker
+    // goes down (its deliveries then fail, and the restores that follow cannot read).
+    let records = stream(seed, 30, intents);
+    let (first, second) = records.split_at(records.len() / 10);
+    publish_all(&c, first);
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()?;
+    let running = rt.block_on(runtime::start(c.clone()))?;
+    let answered_first = answered(&c, first, Duration::from_secs(120), || !running.finished());
+    // The outage: the second half was published and is being decided when the broker goes.
+    publish_all(&c, second);
+    std::thread::sleep(Duration::from_millis(100));
+    mock.broker_down(1)?;
+    let auth = format!("Bearer {TOKEN}");
+    let started = Instant::now();
+    let (mut api_requests, mut api_ok, mut degraded_seen) = (0, 0, false);
+    while started.elapsed() < Duration::from_secs(down_secs) {
+        let (status, _) = http_request(
+            port,
+            "GET",
+            "/v1/profile",
+            &[("Authorization", auth.as_str())],
+            "",
+        );
+        api_requests += 1;
+        api_ok += usize::from(status == 200);
+        degraded_seen |= running.status.degraded().is_some();
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    mock.broker_up(1)?;
+    let resumed = answered_first.is_ok()
+        && answered(&c, &records, Duration::from_secs(180), || {
+            !running.finished()
+        })
+        .is_ok();
+    let alive = !running.finished();
+    let stopped = rt.block_on(running.stop());
+    let (want, _) = expected(&records, PARTITIONS);
+    let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
+    let mut oracle = check(&unique, &want);
+    if stopped.is_err() {
+        oracle.lost = oracle.lost.max(1);
+    }
+    Ok(OutageFigures {
+        down_secs,
+        api_requests,
+        api_ok,
+        degraded_seen,
+        resumed,
+        alive,
+        oracle,
+    })
+}
