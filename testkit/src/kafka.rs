@@ -220,13 +220,22 @@ pub fn publish_all(c: &Config, records: &[IntentRecord]) {
 
 /// What `kledger apply` gives on the same input: commits (in order) and the state digest.
 pub fn expected(records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, String) {
+    expected_within(records, partitions, Default::default())
+}
+
+/// [`expected`] within `limits` (another record budget).
+pub fn expected_within(
+    records: &[IntentRecord],
+    partitions: i32,
+    limits: kledger_processors::Limits,
+) -> (Vec<Commit>, String) {
     let store = MemoryStore::new();
     let (mut r, mut c) = (Vec::new(), Vec::new());
     offline::apply(
         &store,
         &mut BufReader::new(Cursor::new(jsonl(records))),
         partitions,
-        Default::default(),
+        limits,
         offline::Sinks {
             receipts: &mut r,
             commits: Some(&mut c),
@@ -496,10 +505,23 @@ pub fn spawn_kledger(
     tag: &str,
     env: &[(&str, &str)],
 ) -> std::process::Child {
+    let base = child_env(c, &format!("127.0.0.1:{http_port}"));
+    spawn_with_env(bin, &base, env, dir, tag)
+}
+
+/// A `kledger run` child with exactly `base` and `env` as its `KLEDGER_*` variables, its log in
+/// `dir/<tag>.log`.
+pub fn spawn_with_env(
+    bin: &Path,
+    base: &[(String, String)],
+    env: &[(&str, &str)],
+    dir: &Path,
+    tag: &str,
+) -> std::process::Child {
     let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
     std::process::Command::new(bin)
         .arg("run")
-        .envs(child_env(c, &format!("127.0.0.1:{http_port}")))
+        .envs(base.iter().cloned())
         .envs(env.iter().copied())
         .current_dir(dir)
         .stdout(std::process::Stdio::null())

@@ -172,3 +172,75 @@ fn fitting_keeps_whole_lines_within_budget() {
     let out = fit_lines(vec!["é".repeat(800)], PLAYBOOK_INDEX_CHARS_MAX);
     assert_eq!(out.chars().count(), 800);
 }
+
+#[test]
+fn the_view_keeps_its_watchlist_within_the_record_budget() {
+    use kledger_schemas::avro::encode_single_object;
+    let mut b = ledger();
+    // 40 triggers of about 8,000 chars of condition each: ~320 KB of watch items.
+    let rows: Vec<Row> = (0..40)
+        .map(|i| {
+            let key = format!("k{i}");
+            let value = "v".repeat(7_990);
+            b.put(
+                WriteReason::StandingTrigger,
+                kledger_testkit::build::trigger(
+                    &format!("Watch {i}"),
+                    &[(key.as_str(), value.as_str())],
+                ),
+            )
+        })
+        .collect();
+    let roomy = render::view(ACCT, 0, 40, NOW, rows.iter(), 1 << 20);
+    assert_eq!(roomy.watchlist.len(), 40);
+    assert!(!roomy.watchlist_truncated);
+    // A budget of 100 KB keeps whole items in memory-id order while they fit, and says so.
+    let budget = 100_000;
+    let tight = render::view(ACCT, 0, 40, NOW, rows.iter(), budget);
+    assert!(tight.watchlist_truncated);
+    assert!(!tight.watchlist.is_empty() && tight.watchlist.len() < 40);
+    assert!(encode_single_object(&tight).len() <= budget);
+    assert_eq!(
+        tight.watchlist[..],
+        roomy.watchlist[..tight.watchlist.len()]
+    );
+    assert_eq!(
+        tight.active_triggers, 40,
+        "counts still count every trigger"
+    );
+}
+
+#[test]
+fn the_largest_receipt_is_far_under_the_smallest_budget() {
+    use kledger_schemas::avro::encode_single_object;
+    use kledger_schemas::limits::{RECORD_BYTES_MIN, TARGETS_MAX};
+    // Every field a receipt carries at its widest: 17 stale targets (16 planned + a slot
+    // occupant), 16 memory ids, the longest ids, a message of a rule's longest detail.
+    let wide = |n: usize| "\u{10FFFF}".repeat(n);
+    let r = Receipt {
+        action_id: wide(256),
+        account_id: wide(1_024),
+        outcome: Outcome::Replan,
+        commit_seq: Some(i64::MAX),
+        rebased: true,
+        head_seq: i64::MAX,
+        head_hash: "f".repeat(64),
+        code: Some("slot_occupied".into()),
+        message: Some(wide(4_096)),
+        stale_targets: (0..=TARGETS_MAX)
+            .map(|_| StaleTarget {
+                memory_id: wide(256),
+                revision: Some(i64::MAX),
+                content_hash: Some("f".repeat(64)),
+                status: Some(Status::Superseded),
+            })
+            .collect(),
+        memory_ids: (0..16).map(|_| wide(256)).collect(),
+        intent_partition: i32::MAX,
+        intent_offset: i64::MAX,
+        recorded_at: i64::MAX,
+    };
+    let n = encode_single_object(&r).len();
+    assert!(n < 64 << 10, "{n} bytes");
+    assert!(n < RECORD_BYTES_MIN);
+}

@@ -254,3 +254,54 @@ fn every_folded_account_is_pending_until_its_view_is_published() {
     s.published(&accounts).unwrap();
     assert!(s.pending(1_000).unwrap().is_empty());
 }
+
+#[test]
+fn a_timeline_of_100k_rows_returns_its_newest_entries() {
+    // 100,000 primary-user facts, the newest last; a timeline read of the newest few must not
+    // walk the oldest first (the 5,000-entry scan bound once returned rows 1..5,000).
+    let mut ledger = Ledger::new(PARTITIONS);
+    let per_intent = 16;
+    for i in 0..100_000 / per_intent {
+        let ops = (0..per_intent)
+            .map(|k| {
+                let mut f = fact(&format!("Observation {} of the week", i * per_intent + k));
+                f.valid_from = Some(NOW + (i * per_intent + k) as i64);
+                Op::Assert(f)
+            })
+            .collect();
+        let d = ledger.apply(&IntentRecord {
+            timestamp: NOW + 200_000 + i as i64,
+            partition: None,
+            offset: None,
+            intent: intent(
+                ACCT,
+                &format!("obs-{i}"),
+                WriteReason::DirectUserStatement,
+                0,
+                ops,
+            ),
+        });
+        assert_eq!(d.receipt.outcome, Outcome::Committed, "{:?}", d.receipt);
+    }
+    let (_d, s) = store();
+    fold_all(&s, &ledger.commits);
+    let newest = s.timeline(ACCT, USER_ENTITY, 3).unwrap();
+    let contents: Vec<String> = newest
+        .iter()
+        .map(|id| s.row(ACCT, id).unwrap().unwrap().content)
+        .collect();
+    assert_eq!(
+        contents,
+        vec![
+            "Observation 99997 of the week",
+            "Observation 99998 of the week",
+            "Observation 99999 of the week",
+        ]
+    );
+    // A bounded scan of 5,000 from the newest end, in (time, source, id) order.
+    let window = s.timeline(ACCT, USER_ENTITY, 5_000).unwrap();
+    assert_eq!(window.len(), 5_000);
+    assert_eq!(window.last(), newest.last());
+    let first = s.row(ACCT, &window[0]).unwrap().unwrap();
+    assert_eq!(first.content, "Observation 95000 of the week");
+}

@@ -523,6 +523,19 @@ fn env_value(raw: &str) -> toml::Value {
     }
 }
 
+/// `url` with any credentials in it (`https://user:secret@host`) replaced by `<redacted>`, for
+/// logs and `kledger config`.
+pub fn redact_url(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut u) if !u.username().is_empty() || u.password().is_some() => {
+            let _ = u.set_username("<redacted>");
+            let _ = u.set_password(None);
+            u.to_string()
+        }
+        _ => url.to_owned(),
+    }
+}
+
 /// Whether a librdkafka property holds a secret (`sasl.password`, `ssl.key.password`,
 /// `sasl.oauthbearer.client.secret`, `ssl.key.pem`, …).
 pub fn is_secret_property(key: &str) -> bool {
@@ -612,6 +625,13 @@ impl Config {
         let mut c = self.clone();
         for p in c.api.principals.values_mut() {
             p.token = REDACTED.into();
+        }
+        for url in [
+            &mut c.registry.url,
+            &mut c.vectors.url,
+            &mut c.vectors.embedder.url,
+        ] {
+            *url = redact_url(url);
         }
         for props in [
             &mut c.kafka.consumer_properties,
@@ -956,8 +976,16 @@ mod tests {
             ]),
         )
         .unwrap();
+        let mut c = c;
+        c.registry.url = "https://reg-user:hunter4@registry:8081".into();
         let printed = toml::to_string(&c.redacted()).unwrap();
-        for secret in ["bot-secret-token", "hunter2", "hunter3"] {
+        for secret in [
+            "bot-secret-token",
+            "hunter2",
+            "hunter3",
+            "hunter4",
+            "reg-user",
+        ] {
             assert!(!printed.contains(secret), "{secret} printed:\n{printed}");
         }
         assert!(

@@ -3,36 +3,36 @@
 
 use std::io::BufRead;
 
-/// Reads one line of at most `max` bytes into `buf` (a longer line is consumed to its end but
-/// not kept: `Ok(Some(true))`). `Ok(None)` at the end of the input.
-pub fn read_bounded(
-    input: &mut dyn BufRead,
+/// Reads one line of at most `max` bytes into `buf` (without the newline). Returns `None` at
+/// the end of input, `Some(false)` when the line was longer (the rest is skipped).
+pub fn read_line_bounded(
+    r: &mut dyn BufRead,
     buf: &mut Vec<u8>,
     max: usize,
 ) -> std::io::Result<Option<bool>> {
     buf.clear();
-    let mut too_long = false;
+    let mut fits = true;
     let mut any = false;
     loop {
-        let chunk = input.fill_buf()?;
+        let chunk = r.fill_buf()?;
         if chunk.is_empty() {
-            return Ok(any.then_some(too_long));
+            return Ok(any.then_some(fits));
         }
         any = true;
-        let (line, done) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], i + 1),
-            None => (chunk, chunk.len()),
+        let (part, end) = match chunk.iter().position(|&b| b == b'\n') {
+            Some(i) => (&chunk[..i], Some(i + 1)),
+            None => (chunk, None),
         };
-        if !too_long && buf.len() + line.len() <= max {
-            buf.extend_from_slice(line);
+        if fits && buf.len() + part.len() <= max {
+            buf.extend_from_slice(part);
         } else {
-            too_long = true;
+            fits = false;
             buf.clear();
         }
-        let ended = done > line.len();
-        input.consume(done);
-        if ended {
-            return Ok(Some(too_long));
+        let used = end.unwrap_or(chunk.len());
+        r.consume(used);
+        if end.is_some() {
+            return Ok(Some(fits));
         }
     }
 }
@@ -45,8 +45,8 @@ mod tests {
         let mut r = std::io::BufReader::with_capacity(3, input.as_bytes());
         let mut buf = Vec::new();
         let mut out = Vec::new();
-        while let Some(too_long) = read_bounded(&mut r, &mut buf, max).unwrap() {
-            out.push((String::from_utf8(buf.clone()).unwrap(), too_long));
+        while let Some(fits) = read_line_bounded(&mut r, &mut buf, max).unwrap() {
+            out.push((String::from_utf8(buf.clone()).unwrap(), !fits));
         }
         out
     }

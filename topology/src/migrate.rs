@@ -15,7 +15,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fs::{File, OpenOptions};
-use std::io::{BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{BufReader, BufWriter, Read, Write};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -35,39 +35,7 @@ pub const LINE_BYTES_MAX: usize = 1 << 20;
 /// Blocking rows listed by name in a completion record (all are counted).
 pub const BLOCKING_LISTED_MAX: usize = 10_000;
 
-/// Reads one line of at most `max` bytes into `buf` (without the newline). Returns `None` at
-/// the end of input, `Some(false)` when the line was longer (the rest is skipped).
-pub fn read_line_bounded(
-    r: &mut dyn BufRead,
-    buf: &mut Vec<u8>,
-    max: usize,
-) -> std::io::Result<Option<bool>> {
-    buf.clear();
-    let mut fits = true;
-    let mut any = false;
-    loop {
-        let chunk = r.fill_buf()?;
-        if chunk.is_empty() {
-            return Ok(any.then_some(fits));
-        }
-        any = true;
-        let (part, end) = match chunk.iter().position(|&b| b == b'\n') {
-            Some(i) => (&chunk[..i], Some(i + 1)),
-            None => (chunk, None),
-        };
-        if fits && buf.len() + part.len() <= max {
-            buf.extend_from_slice(part);
-        } else {
-            fits = false;
-            buf.clear();
-        }
-        let used = end.unwrap_or(chunk.len());
-        r.consume(used);
-        if end.is_some() {
-            return Ok(Some(fits));
-        }
-    }
-}
+pub use crate::lines::read_line_bounded;
 
 /// Each line of `path` as a legacy row (or why it is not one), with its 1-based number.
 fn for_each_row(

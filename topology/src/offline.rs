@@ -107,8 +107,8 @@ pub fn apply<S: StateStore + ?Sized>(
     // The last offset read per partition in this input (explicit offsets must rise).
     let mut seen: BTreeMap<i32, (i64, i64)> = BTreeMap::new();
     loop {
-        let read = crate::lines::read_bounded(input, &mut buf, LINE_BYTES_MAX)?;
-        if let Some(too_long) = read {
+        let read = crate::lines::read_line_bounded(input, &mut buf, LINE_BYTES_MAX)?;
+        if let Some(too_long) = read.map(|fits| !fits) {
             let text = String::from_utf8_lossy(&buf);
             let line = text.trim();
             if too_long {

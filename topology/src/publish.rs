@@ -147,9 +147,9 @@ pub fn publish(
     };
     // A line may hold a record at the budget written as JSON with every character escaped.
     let line_max = config.limits.record_bytes_max.saturating_mul(6);
-    while let Some(too_long) = crate::lines::read_bounded(input, &mut line, line_max)? {
+    while let Some(fits) = crate::lines::read_line_bounded(input, &mut line, line_max)? {
         n += 1;
-        if too_long {
+        if !fits {
             invalid(
                 &mut summary,
                 n,

@@ -226,7 +226,7 @@ impl Codec {
             receipt: reg(&t.receipts, Receipt::SCHEMA_JSON)?,
             view: reg(&t.views, View::SCHEMA_JSON)?,
         };
-        tracing::info!(registry = %r.url, ?ids, "schemas registered");
+        tracing::info!(registry = %crate::config::redact_url(&r.url), ?ids, "schemas registered");
         Ok(Self {
             registry: Some((client, ids)),
             known: KnownSchemas::released(),

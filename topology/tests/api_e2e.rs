@@ -293,6 +293,14 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     );
     let (_, bob_profile) = json(port, &format!("/v1/profile?account={ACCT}"), BOB);
     assert_eq!(bob_profile["profile"], "", "private rows are not bob's");
+    // No count oracle: another principal learns neither how many commits nor whether a cap cut.
+    assert!(bob_profile.get("commit_seq").is_none(), "{bob_profile}");
+    assert!(bob_profile.get("capped").is_none(), "{bob_profile}");
+    let (_, own) = json(port, "/v1/profile", ALICE);
+    assert!(
+        own["commit_seq"].is_i64() && own["capped"] == false,
+        "{own}"
+    );
 
     // Timelines: the user's and Anna's.
     let user_ids = timeline_ids(port, "");
@@ -504,4 +512,138 @@ impl Drop for Guard<'_> {
             eprintln!("runtime stopped: {result:?}");
         }
     }
+}
+
+/// librdkafka threads of this process (each client has its own: `rdk:main`, `rdk:broker…`).
+fn rdkafka_threads() -> usize {
+    std::fs::read_dir("/proc/self/task")
+        .map(|tasks| {
+            tasks
+                .filter_map(Result::ok)
+                .filter(|t| {
+                    std::fs::read_to_string(t.path().join("comm"))
+                        .is_ok_and(|c| c.starts_with("rdk:"))
+                })
+                .count()
+        })
+        .unwrap_or(0)
+}
+
+#[test]
+fn forty_concurrent_ingress_waits_share_one_receipts_reader_and_exports_are_capped() {
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&b.bootstrap, dir.path(), 4, "api-waits");
+    c.vectors.enabled = false;
+    c.api.exports_max = 1;
+    let port = kledger_topology::embedded::free_port().unwrap();
+    c.http.listen = format!("127.0.0.1:{port}");
+    c.api
+        .principals
+        .insert("alice".into(), principal(ALICE, OwnerKind::User, "u_1"));
+    create_topics(&b, &c);
+    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = Guard(Some(running), &b);
+    // The first wait starts the shared reader; measure from there.
+    post(
+        port,
+        &intent(
+            ACCT,
+            "warm",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(fact("Warm-up fact"))],
+        ),
+    );
+    let before = rdkafka_threads();
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(before));
+    let clients: Vec<_> = (0..40)
+        .map(|i| {
+            std::thread::spawn(move || {
+                let it = intent(
+                    ACCT,
+                    &format!("wait-{i}"),
+                    WriteReason::DirectUserStatement,
+                    0,
+                    vec![Op::Assert(fact(&format!("Concurrent fact {i}")))],
+                );
+                http(
+                    port,
+                    "POST",
+                    "/v1/intents?wait_ms=20000",
+                    ALICE,
+                    &serde_json::to_string(&it).unwrap(),
+                )
+            })
+        })
+        .collect();
+    let sampler = {
+        let peak = peak.clone();
+        std::thread::spawn(move || {
+            for _ in 0..40 {
+                peak.fetch_max(rdkafka_threads(), std::sync::atomic::Ordering::Relaxed);
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        })
+    };
+    for c in clients {
+        let (status, body) = c.join().unwrap();
+        assert_eq!(status, 200, "{body}");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        assert_eq!(v["receipt"]["outcome"], "committed", "{v}");
+    }
+    sampler.join().unwrap();
+    let peak = peak.load(std::sync::atomic::Ordering::Relaxed);
+    assert!(
+        peak <= before + 2,
+        "40 waits added librdkafka threads: {before} before, {peak} at the peak"
+    );
+    // Exports: a ledger of ~12 MB, streamed to a client that does not read; it holds the one
+    // export permit (`api.exports_max = 1`) while its stream waits, so a second export is 429,
+    // and once the first client goes away the permit comes back.
+    let rows: Vec<IntentRecord> = (0..3_000)
+        .map(|i| IntentRecord {
+            timestamp: 1_767_225_600_000 + i,
+            partition: None,
+            offset: None,
+            intent: intent(
+                ACCT,
+                &format!("bulk-{i}"),
+                WriteReason::DirectUserStatement,
+                0,
+                vec![Op::Assert(fact(&format!("{i} {}", "x".repeat(3_000))))],
+            ),
+        })
+        .collect();
+    publish_all(&c, &rows);
+    wait_seq(port, 3_041, &running);
+    let first = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    {
+        use std::io::Write;
+        let mut w = &first;
+        write!(
+            w,
+            "GET /v1/export HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer {ALICE}\r\n\r\n"
+        )
+        .unwrap();
+    }
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, body) = http(port, "GET", "/v1/export", ALICE, "");
+    assert_eq!(status, 429, "a second export while the first waits: {body}");
+    assert!(body.contains("too_many_exports"), "{body}");
+    drop(first);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let (status, body) = http(port, "GET", "/v1/export", ALICE, "");
+        if status == 200 {
+            assert_eq!(body.lines().count(), 3_041, "every version, streamed");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the permit never came back: {status}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    running.take();
 }

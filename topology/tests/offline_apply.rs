@@ -120,3 +120,80 @@ fn offline_apply_matches_the_harness_on_a_generated_stream() {
     }
     assert_eq!(got.len(), want.len());
 }
+
+#[test]
+fn receipts_and_commits_on_one_stream_are_whole_json_lines() {
+    // `kledger apply` without --receipts/--commits writes both to stdout: one writer, so no
+    // two lines ever interleave.
+    let mut out = Vec::new();
+    let summary = offline::apply(
+        &MemoryStore::new(),
+        &mut BufReader::new(Cursor::new(EXAMPLE)),
+        12,
+        Default::default(),
+        Sinks {
+            receipts: &mut out,
+            commits: None,
+        },
+    )
+    .unwrap();
+    let text = String::from_utf8(out).unwrap();
+    let (mut receipts, mut commits) = (0, 0);
+    for line in text.lines() {
+        let v: serde_json::Value =
+            serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+        if v.get("outcome").is_some() {
+            receipts += 1;
+        } else {
+            let _: Commit = serde_json::from_value(v).unwrap();
+            commits += 1;
+        }
+    }
+    assert_eq!(receipts, EXAMPLE.lines().count());
+    assert_eq!(commits as u64, summary.commits);
+}
+
+#[test]
+fn a_line_whose_position_no_topic_could_hold_is_refused() {
+    let line = EXAMPLE
+        .lines()
+        .find(|l| l.contains("\"intent\"") && !l.contains("partition"))
+        .unwrap();
+    let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
+    let account = v["intent"]["account_id"].as_str().unwrap().to_owned();
+    let p = kledger_processors::routing::partition_for(account.as_bytes(), 12);
+    let apply = |lines: Vec<serde_json::Value>| {
+        let input: String = lines.iter().map(|l| l.to_string() + "\n").collect();
+        offline::apply(
+            &MemoryStore::new(),
+            &mut BufReader::new(Cursor::new(input)),
+            12,
+            Default::default(),
+            Sinks {
+                receipts: &mut Vec::new(),
+                commits: None,
+            },
+        )
+    };
+    // Another partition than murmur2(account) mod 12: refused, naming the line.
+    v["partition"] = serde_json::json!((p + 1) % 12);
+    let e = apply(vec![v.clone()]).unwrap_err().to_string();
+    assert!(e.contains("line 1") && e.contains("partition"), "{e}");
+    // Its own partition passes; an offset that repeats or goes back is refused.
+    v["partition"] = serde_json::json!(p);
+    v["offset"] = serde_json::json!(5);
+    assert!(apply(vec![v.clone()]).is_ok());
+    let mut again = v.clone();
+    again["intent"]["action_id"] = serde_json::json!("another-action");
+    let e = apply(vec![v.clone(), again.clone()])
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 2") && e.contains("does not follow"), "{e}");
+    again["offset"] = serde_json::json!(4);
+    assert!(apply(vec![v.clone(), again.clone()]).is_err());
+    again["offset"] = serde_json::json!(9);
+    assert!(
+        apply(vec![v, again]).is_ok(),
+        "a gap is a position a topic can hold"
+    );
+}

@@ -121,16 +121,8 @@ pub fn crash_loop(
     wait_ready(&mut last, port, dir.path(), "final");
     let answered_all = answered(&c, &records, Duration::from_secs(600), || true);
     stop(last);
-    let (want, want_digest) = expected(&records, PARTITIONS);
-    let got = commits(&b.bootstrap, &c);
-    let rs = receipts(&b.bootstrap, &c);
-    let answered: std::collections::BTreeSet<(i32, i64)> = rs
-        .iter()
-        .map(|r| (r.intent_partition, r.intent_offset))
-        .collect();
-    let store =
-        kledger_state::RocksStore::open(&c.state.dir, &kledger_state::RocksConfig::default())?;
-    let digest_equal = kledger_state::digest(&store)? == want_digest;
+    let (got, rs) = (commits(&b.bootstrap, &c), receipts(&b.bootstrap, &c));
+    let (answered, oracle, digest_equal) = outcome(&c, &records, PARTITIONS, &got, &rs)?;
     if let Err(why) = answered_all {
         tracing_free_note(&why);
     }
@@ -139,10 +131,30 @@ pub fn crash_loop(
         accounts,
         restarts,
         receipts: rs.len(),
-        answered: answered.len(),
-        oracle: check(&got, &want),
+        answered,
+        oracle,
         digest_equal,
     })
+}
+
+/// What a crash loop ended with: intents answered, the oracle over the outbox read back, and
+/// whether the state's digest equals an uninterrupted offline run's.
+fn outcome(
+    c: &kledger_topology::config::Config,
+    records: &[kledger_schemas::IntentRecord],
+    partitions: i32,
+    got: &[(i32, kledger_schemas::Commit)],
+    rs: &[kledger_schemas::Receipt],
+) -> anyhow::Result<(usize, Findings, bool)> {
+    let (want, want_digest) = expected(records, partitions);
+    let answered: std::collections::BTreeSet<(i32, i64)> = rs
+        .iter()
+        .map(|r| (r.intent_partition, r.intent_offset))
+        .collect();
+    let store =
+        kledger_state::RocksStore::open(&c.state.dir, &kledger_state::RocksConfig::default())?;
+    let digest_equal = kledger_state::digest(&store)? == want_digest;
+    Ok((answered.len(), check(got, &want), digest_equal))
 }
 
 /// `; first lost: …` when the oracle found lost commits.
@@ -307,18 +319,7 @@ pub fn crash_loop_early(
     // Dynamic membership (the default): the group coverage check alone must heal the group.
     let mut child_env_default = child_env(&c, &format!("127.0.0.1:{port}"));
     child_env_default.retain(|(k, _)| !k.contains("CONSUMER_PROPERTIES"));
-    let spawn = |tag: &str| {
-        let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
-        std::process::Command::new(bin)
-            .arg("run")
-            .envs(child_env_default.iter().cloned())
-            .envs(env.iter().copied())
-            .current_dir(dir)
-            .stdout(std::process::Stdio::null())
-            .stderr(log)
-            .spawn()
-            .unwrap()
-    };
+    let spawn = |tag: &str| spawn_with_env(bin, &child_env_default, &env, dir, tag);
     for i in 0..kills {
         let mut child = spawn(&format!("run{i}"));
         std::thread::sleep(Duration::from_millis(rng.random_range(1_500..6_000)));
@@ -352,24 +353,16 @@ pub fn crash_loop_early(
         tracing_free_note(&why);
     }
     // Read back while the broker still runs, then stop it.
-    let got = commits(&bootstrap, &c);
-    let rs = receipts(&bootstrap, &c);
+    let (got, rs) = (commits(&bootstrap, &c), receipts(&bootstrap, &c));
     drop(broker);
-    let (want, want_digest) = expected(&records, EARLY_PARTITIONS);
-    let answered: std::collections::BTreeSet<(i32, i64)> = rs
-        .iter()
-        .map(|r| (r.intent_partition, r.intent_offset))
-        .collect();
-    let store =
-        kledger_state::RocksStore::open(&c.state.dir, &kledger_state::RocksConfig::default())?;
-    let digest_equal = kledger_state::digest(&store)? == want_digest;
+    let (answered, oracle, digest_equal) = outcome(&c, &records, EARLY_PARTITIONS, &got, &rs)?;
     Ok(EarlyCrashFigures {
         static_membership,
         intents: records.len(),
         kills,
         full_assignment_secs,
-        answered: answered.len(),
-        oracle: check(&got, &want),
+        answered,
+        oracle,
         digest_equal,
     })
 }

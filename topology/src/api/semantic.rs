@@ -26,7 +26,7 @@ use kledger_schemas::Row;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use super::read::{blocking, finish, readable};
+use super::read::{blocking, finish};
 use super::{Api, ApiError, Caller, now_ms, target};
 
 /// Features one request returns at most.
@@ -77,6 +77,11 @@ pub struct FeaturesAnswer {
     pub features: Vec<SemanticFeature>,
     /// Whether more matched than `limit`.
     pub truncated: bool,
+    /// Whether the account holds more rows than a read takes (`views.account_rows_max`), so
+    /// the features come from some of them (the owner only: to anyone else it would tell how
+    /// much the account holds).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub capped: Option<bool>,
 }
 
 /// The category of a row: its slot, else its kind.
@@ -158,11 +163,12 @@ pub fn features_answer(
     }
     let as_of = q.as_of.unwrap_or_else(now_ms);
     let other_org = q.org_id.as_deref().is_some_and(|o| o != p.tenant_id);
-    let mut rows = if other_org {
-        Vec::new()
+    let (mut rows, capped) = if other_org {
+        (Vec::new(), false)
     } else {
-        readable(api, p, &account)?
+        super::read::readable_capped(api, p, &account)?
     };
+    let capped = super::read::owns(p, &account).then_some(capped);
     rows.retain(|r| {
         r.is_current(as_of)
             && q.project_id
@@ -178,6 +184,7 @@ pub fn features_answer(
         as_of,
         features: rows.iter().take(limit).map(feature).collect(),
         truncated,
+        capped,
     })
 }
 

@@ -151,17 +151,7 @@ impl Processor {
         consumer
             .subscribe(&[&topics.intents])
             .context("subscribe")?;
-        let (dl_tx, deliveries) = channel();
-        let tx_id = transactional_id(&config);
-        let producer: ThreadedProducer<DeliveryContext> =
-            producer_config(&config, tx_id.as_deref())
-                .create_with_context(DeliveryContext::new(dl_tx))
-                .context("create producer")?;
-        if tx_id.is_some() {
-            producer
-                .init_transactions(Duration::from_secs(30))
-                .context("init transactions")?;
-        }
+        let (producer, deliveries) = new_producer(&config)?;
         let (restore_tx, restores) = channel();
         Ok(Self {
             config,
@@ -219,19 +209,7 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        let (dl_tx, deliveries) = channel();
-        let tx_id = transactional_id(&self.config);
-        let producer: ThreadedProducer<DeliveryContext> =
-            producer_config(&self.config, tx_id.as_deref())
-                .create_with_context(DeliveryContext::new(dl_tx))
-                .context("create producer")?;
-        if tx_id.is_some() {
-            producer
-                .init_transactions(Duration::from_secs(30))
-                .context("init transactions")?;
-        }
-        self.producer = producer;
-        self.deliveries = deliveries;
+        (self.producer, self.deliveries) = new_producer(&self.config)?;
         Ok(())
     }
 
@@ -664,6 +642,23 @@ impl Processor {
         tracing::warn!(partitions = ?ps, attempt, reason = why, "batch failed; re-syncing state and retrying");
         self.start_restore(&ps, attempt)
     }
+}
+
+/// The processor's producer (transactional in that mode) and its delivery reports.
+fn new_producer(
+    config: &Config,
+) -> anyhow::Result<(ThreadedProducer<DeliveryContext>, Receiver<Delivery>)> {
+    let (dl_tx, deliveries) = channel();
+    let tx_id = transactional_id(config);
+    let producer: ThreadedProducer<DeliveryContext> = producer_config(config, tx_id.as_deref())
+        .create_with_context(DeliveryContext::new(dl_tx))
+        .context("create producer")?;
+    if tx_id.is_some() {
+        producer
+            .init_transactions(Duration::from_secs(30))
+            .context("init transactions")?;
+    }
+    Ok((producer, deliveries))
 }
 
 fn backoff(config: &Config, attempt: u32) -> Duration {
