@@ -68,6 +68,55 @@ impl Drop for TestBroker {
     }
 }
 
+/// A `kledger broker` child process (the binary at `bin`) with `storage`, working in `dir`
+/// (where a relative sqlite path lands), its log in `dir/broker.log`; stopped when dropped, so
+/// a panicking test leaves no broker behind. It outlives the processors a test kills, as a
+/// broker does in production.
+pub struct BrokerProcess {
+    child: Option<std::process::Child>,
+    pub bootstrap: String,
+}
+
+impl BrokerProcess {
+    pub fn start(bin: &Path, dir: &Path, storage: &str) -> anyhow::Result<Self> {
+        let bootstrap = format!("127.0.0.1:{}", free_port()?);
+        let log = std::fs::File::create(dir.join("broker.log"))?;
+        let child = std::process::Command::new(bin)
+            .args(["broker", "--listen", &bootstrap, "--storage", storage])
+            .env("KLEDGER_LOG__FILTER", "warn")
+            .current_dir(dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        let broker = Self {
+            child: Some(child),
+            bootstrap,
+        };
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while std::net::TcpStream::connect(&broker.bootstrap).is_err() {
+            anyhow::ensure!(Instant::now() < deadline, "the broker did not listen");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(broker)
+    }
+}
+
+impl std::fmt::Debug for BrokerProcess {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("BrokerProcess")
+            .field("bootstrap", &self.bootstrap)
+            .finish()
+    }
+}
+
+impl Drop for BrokerProcess {
+    fn drop(&mut self) {
+        if let Some(c) = self.child.take() {
+            stop(c);
+        }
+    }
+}
+
 /// A configuration for tests: external bootstrap, no HTTP, short group timeouts.
 pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Config {
     let mut c = Config::default();
@@ -258,6 +307,8 @@ pub struct Rec {
     pub key: Option<Vec<u8>>,
     pub payload: Vec<u8>,
     pub headers: BTreeMap<String, String>,
+    /// The record timestamp (ms); -1 when the record has none.
+    pub timestamp: i64,
 }
 
 /// Every record of every partition of `topic`, in partition then offset order: read from the
@@ -315,6 +366,7 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
                     key: m.key().map(<[u8]>::to_vec),
                     payload: m.payload().unwrap_or_default().to_vec(),
                     headers,
+                    timestamp: m.timestamp().to_millis().unwrap_or(-1),
                 });
             }
             Some(Err(KafkaError::PartitionEOF(p))) => {
@@ -454,6 +506,9 @@ pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
         let h = &have[p];
         for (i, (a, b)) in h.iter().zip(w).enumerate() {
             if a != b {
+                for (path, outbox, expected) in kledger_topology::replay::field_diff(a, b) {
+                    eprintln!("differs at {path}: outbox {outbox} / expected {expected}");
+                }
                 for x in h.iter().filter(|x| x.account_id == a.account_id) {
                     eprintln!(
                         "outbox of the diverging account: {} seq {} action {} offset {} prev {} head {}",

@@ -286,3 +286,56 @@ fn commands_work_on_the_embedded_default() {
     assert!(ok, "{again}");
     assert_eq!(again.trim(), digest.trim());
 }
+
+/// tansu's sqlite storage (the embedded default's) serves records stamped before 1970 since its
+/// vendored change (vendor/tansu-storage/KLEDGER-PATCH.md): intents stamped -1, -5, 1, 2^48 and
+/// `i64::MAX` among valid ones are all answered (the bad stamps `bad_record_time`), the outbox
+/// is `kledger apply`'s, and every stamp reads back as written. Unpatched, a partition could
+/// not be read past its first record stamped -1.
+#[test]
+fn a_sqlite_broker_serves_records_stamped_before_1970() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_kledger"));
+    let broker = BrokerProcess::start(bin, dir.path(), "sqlite://broker/tansu.db").unwrap();
+    let c = config(
+        &broker.bootstrap,
+        &dir.path().join("state"),
+        PARTITIONS,
+        "proc-sqlite",
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(kledger_topology::topics::create(
+        &broker.bootstrap,
+        &c.topics(),
+        PARTITIONS,
+        1,
+        c.limits.kafka_message_bytes(),
+    ))
+    .unwrap();
+    // Not 0: librdkafka sends a record stamped 0 with the time of sending.
+    let stamps = [-1, 1, 1_i64 << 48, i64::MAX, -5];
+    let mut records = stream(41, 12, 600);
+    for (i, r) in records.iter_mut().enumerate().filter(|(i, _)| i % 40 == 7) {
+        r.timestamp = stamps[(i / 40) % stamps.len()];
+    }
+    publish_all(&c, &records);
+    let p = spawn_processor(bin, &c, dir.path(), "p");
+    wait_answered(&c, &records, Duration::from_secs(180));
+    let got = commits(&broker.bootstrap, &c);
+    stop(p);
+    let (want, _) = expected(&records, PARTITIONS);
+    assert_outbox_exact(&got, &want);
+    let bad: usize = receipts(&broker.bootstrap, &c)
+        .iter()
+        .filter(|r| r.code.as_deref() == Some("bad_record_time"))
+        .count();
+    assert!(bad >= 12, "{bad} bad_record_time receipts");
+    let mut read: Vec<i64> = read_all(&broker.bootstrap, &c.topics().intents, PARTITIONS)
+        .iter()
+        .map(|r| r.timestamp)
+        .collect();
+    let mut written: Vec<i64> = records.iter().map(|r| r.timestamp).collect();
+    read.sort_unstable();
+    written.sort_unstable();
+    assert_eq!(read, written, "record timestamps read back as written");
+}

@@ -262,30 +262,9 @@ pub fn crash_loop_early(
         (g.path().to_owned(), Some(g))
     };
     let dir = root.as_path();
-    std::fs::create_dir_all(dir.join("broker"))?;
-    let broker_port = kledger_topology::embedded::free_port()?;
-    let bootstrap = format!("127.0.0.1:{broker_port}");
-    let broker_log = std::fs::File::create(dir.join("broker.log"))?;
-    // Memory storage: the broker process outlives every processor, which is what matters
-    // here. (tansu 0.6's sqlite storage cannot serve a fetch over a record whose timestamp is
-    // far from its batch's, which the stream's invalid intents have: docs/operations.md.)
-    let broker = std::process::Command::new(bin)
-        .args(["broker", "--listen", &bootstrap, "--storage"])
-        .arg("memory://tansu/")
-        .env("KLEDGER_LOG__FILTER", "warn")
-        .current_dir(dir)
-        .stdout(std::process::Stdio::null())
-        .stderr(broker_log)
-        .spawn()?;
-    let broker = ChildGuard(Some(broker));
-    let deadline = std::time::Instant::now() + Duration::from_secs(30);
-    while std::net::TcpStream::connect(&bootstrap).is_err() {
-        anyhow::ensure!(
-            std::time::Instant::now() < deadline,
-            "the broker did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
+    // Memory storage: the broker process outlives every processor, which is what matters here.
+    let broker = BrokerProcess::start(bin, dir, "memory://tansu/")?;
+    let bootstrap = broker.bootstrap.clone();
     let mut c = config(
         &bootstrap,
         &dir.join("state"),
@@ -365,15 +344,4 @@ pub fn crash_loop_early(
         oracle,
         digest_equal,
     })
-}
-
-/// Stops the child when dropped (a panicking harness leaves no broker behind).
-struct ChildGuard(Option<std::process::Child>);
-
-impl Drop for ChildGuard {
-    fn drop(&mut self) {
-        if let Some(c) = self.0.take() {
-            stop(c);
-        }
-    }
 }
