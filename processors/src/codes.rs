@@ -51,6 +51,8 @@ codes! {
     BodyMissing = "body_missing",
     /// `body` longer than 24,000 chars.
     BodyTooLong = "body_too_long",
+    /// `body` empty (rules v2; v1 answers `body_too_long`).
+    BodyEmpty = "body_empty",
     /// `body` on a fact or trigger.
     BodyNotAllowed = "body_not_allowed",
     /// A document whose write reason is not `recurring_workflow`.
@@ -83,6 +85,11 @@ codes! {
     BadCurationWeight = "bad_curation_weight",
     /// Too many tags, labels or ACL entries, or one of them too long or empty.
     BadList = "bad_list",
+    /// A text field holds a character it may not (rules v2): a control character (a line
+    /// break too, except in a body, quote or condition value), or one that hides or reorders
+    /// text when shown (bidi controls, zero-width space, word joiner, byte-order mark, tag
+    /// characters). The message names the field.
+    HiddenChars = "hidden_chars",
     /// A short field (lang, entity id, slot, evidence field) too long.
     FieldTooLong = "field_too_long",
     /// Evidence over 32 items, 8 quotes or 8,000 quote chars (per op, or on the row after

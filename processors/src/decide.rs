@@ -18,7 +18,7 @@ use crate::authority;
 use crate::codes::{Code, Reason};
 use crate::ids;
 use crate::slots;
-use crate::validate::{self, asserted, occupied_slot, planned_targets};
+use crate::validate::{self, Rules, asserted, occupied_slot, planned_targets};
 
 /// Where an intent record sits on its topic, and its record timestamp.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,12 +39,15 @@ pub struct Limits {
     /// writes. A commit over it is `rejected` (`commit_too_large`); a purge is split into
     /// commits that each fit.
     pub record_bytes_max: usize,
+    /// The version of rule 1.
+    pub rules: Rules,
 }
 
 impl Default for Limits {
     fn default() -> Self {
         Self {
             record_bytes_max: RECORD_BYTES_DEFAULT,
+            rules: Rules::default(),
         }
     }
 }
@@ -160,7 +163,7 @@ pub fn decide_owned(
 ) -> Decision {
     let intent = &owned;
     // Rule 1: validate.
-    if let Err(reason) = validate::validate(intent, meta.timestamp) {
+    if let Err(reason) = validate::validate(intent, meta.timestamp, limits.rules) {
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
     }
     // Rule 2: idempotency.

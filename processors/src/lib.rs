@@ -36,3 +36,4 @@ pub mod validate;
 pub use account::{AccountState, ActionEntry, Head, Needs, needs};
 pub use codes::{Code, Reason};
 pub use decide::{Decision, Limits, RecordMeta, decide, decide_owned};
+pub use validate::Rules;

@@ -424,7 +424,8 @@ pub fn plan_row(
         Ok(r) => r,
         Err(detail) => return Some(entry(Ignored, "invalid_intent").detail(detail)),
     };
-    if let Err(r) = crate::validate::validate(&record.intent, record.timestamp) {
+    if let Err(r) = crate::validate::validate(&record.intent, record.timestamp, Default::default())
+    {
         return Some(entry(Ignored, "invalid_intent").detail(format!(
             "{}: {}",
             r.code.as_str(),

@@ -12,6 +12,77 @@ use crate::slots;
 
 type Check = Result<(), Reason>;
 
+/// Which version of rule 1 a decision applies: part of the decision, like the record budget
+/// (replay verify must run with the processor's). Ledgers whose history was decided under v1
+/// keep v1 (`limits.rules = "v1"`); new ledgers take v2, the default.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Rules {
+    /// Wave 1's rule 1: only `content` and `action_id` refuse control characters.
+    V1,
+    /// v1, plus: no text field holds a control character (line breaks only in a body, a quote
+    /// or a condition value) or a character that hides or reorders text when shown
+    /// ([`hides_text`]; `hidden_chars`); `content` refuses U+2028/U+2029 as the line breaks
+    /// they are (`content_multiline`); ACL entries are identifiers (`bad_identifier`); an
+    /// empty body answers `body_empty`.
+    #[default]
+    V2,
+}
+
+/// Whether `c` hides or reorders text when it is shown (refused by rules v2): bidi marks,
+/// embeddings, overrides and isolates; zero-width space, word joiner and the invisible
+/// operators; deprecated format controls; the byte-order mark; interlinear annotations; tag
+/// characters (text invisible to a reader that a model still reads). Zero-width joiners and
+/// non-joiners stay allowed: scripts and emoji sequences need them.
+pub fn hides_text(c: char) -> bool {
+    matches!(
+        c,
+        '\u{061C}'
+            | '\u{200B}'
+            | '\u{200E}'
+            | '\u{200F}'
+            | '\u{202A}'..='\u{202E}'
+            | '\u{2060}'..='\u{2064}'
+            | '\u{2066}'..='\u{206F}'
+            | '\u{FEFF}'
+            | '\u{FFF9}'..='\u{FFFB}'
+            | '\u{E0000}'..='\u{E007F}'
+    )
+}
+
+/// A text's shape under rules v2: one line, or lines (tabs and line breaks allowed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Text {
+    Line,
+    Lines,
+}
+
+/// Checks `value` of `field` for characters its shape refuses (rules v2).
+fn text(field: &str, value: &str, shape: Text) -> Check {
+    let refused = |c: char| match c {
+        '\n' | '\t' | '\r' => shape == Text::Line,
+        '\u{2028}' | '\u{2029}' => true,
+        c => c.is_control() || hides_text(c),
+    };
+    let clean = if value.is_ascii() {
+        // ASCII holds no hiding characters: only its control bytes can be refused.
+        !value.bytes().any(|b| refused(char::from(b)))
+    } else {
+        !value.chars().any(refused)
+    };
+    if clean {
+        Ok(())
+    } else {
+        let what = match shape {
+            Text::Line => "a control character or line break",
+            Text::Lines => "a control character",
+        };
+        fail(
+            Code::HiddenChars,
+            format!("{field} holds {what}, or one that hides or reorders text"),
+        )
+    }
+}
+
 fn fail(code: Code, message: impl Into<String>) -> Check {
     Err(Reason::new(code, message))
 }
@@ -172,7 +243,7 @@ pub fn quote_budget(quotes: usize, quote_chars: usize) -> Check {
     Ok(())
 }
 
-fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
+fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64, rules: Rules) -> Check {
     if op.content.is_empty() {
         return fail(Code::ContentEmpty, "content is empty");
     }
@@ -190,6 +261,9 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64) -> Check {
     }
     match (op.kind, &op.body) {
         (Kind::Document, None) => return fail(Code::BodyMissing, "a document needs a body"),
+        (Kind::Document, Some(b)) if b.is_empty() && rules == Rules::V2 => {
+            return fail(Code::BodyEmpty, "body is empty");
+        }
         (Kind::Document, Some(b)) if !bounded(b, 1, BODY_CHARS_MAX) => {
             return fail(
                 Code::BodyTooLong,
@@ -345,8 +419,8 @@ pub fn occupied_slot(op: &AssertOp) -> Option<&'static str> {
     op.slot.as_deref().and_then(slots::canonical)
 }
 
-/// Rule 1. `record_time` is the Kafka record timestamp (ms).
-pub fn validate(intent: &Intent, record_time: i64) -> Check {
+/// Rule 1 under `rules`. `record_time` is the Kafka record timestamp (ms).
+pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     if !(0..TIMESTAMP_MS_END).contains(&record_time) {
         return fail(
             Code::BadRecordTime,
@@ -413,7 +487,7 @@ pub fn validate(intent: &Intent, record_time: i64) -> Check {
         return fail(Code::PurgeMixed, "purge ops cannot be mixed with other ops");
     }
     for (i, op) in intent.ops.iter().enumerate() {
-        op_shape(intent, op, record_time)
+        op_shape(intent, op, record_time, rules)
             .map_err(|r| Reason::new(r.code, format!("ops[{i}]: {}", r.message)))?;
     }
     let mut seen = BTreeSet::new();
@@ -436,13 +510,124 @@ pub fn validate(intent: &Intent, record_time: i64) -> Check {
             return fail(Code::SlotConflict, format!("two ops assert slot {slot}"));
         }
     }
+    match rules {
+        Rules::V1 => Ok(()),
+        Rules::V2 => texts(intent),
+    }
+}
+
+/// Rules v2's checks of every text field's characters (after v1's, so an input v1 refuses
+/// keeps v1's code) and of ACL entries as identifiers.
+fn texts(intent: &Intent) -> Check {
+    use Text::Line;
+    text("action_id", &intent.action_id, Line)?;
+    let s = &intent.source;
+    text("source.source_id", &s.source_id, Line)?;
+    text("source.source_type", &s.source_type, Line)?;
+    text("source.source_version", &s.source_version, Line)?;
+    if let Some(a) = &s.author_id {
+        text("source.author_id", a, Line)?;
+    }
+    text("extractor.name", &intent.extractor.name, Line)?;
+    text("extractor.version", &intent.extractor.version, Line)?;
+    for t in &intent.planned_against.targets {
+        text("planned_against.targets", &t.memory_id, Line)?;
+    }
+    for (i, op) in intent.ops.iter().enumerate() {
+        op_texts(op).map_err(|r| Reason::new(r.code, format!("ops[{i}]: {}", r.message)))?;
+    }
     Ok(())
 }
 
-fn op_shape(intent: &Intent, op: &Op, record_time: i64) -> Check {
+fn op_texts(op: &Op) -> Check {
+    use Text::Line;
+    match op {
+        Op::Assert(a) => assert_texts(a),
+        Op::Amend(a) => assert_texts(&a.replacement),
+        Op::Close(c) => text("reason", &c.reason, Line),
+        Op::AttachEvidence(e) => evidence_texts(&e.evidence),
+        Op::Purge(p) => {
+            if let Some(t) = &p.target {
+                text("target", t, Line)?;
+            }
+            if let Some(e) = &p.entity_id {
+                text("entity_id", e, Line)?;
+            }
+            text("reason", &p.reason, Line)
+        }
+    }
+}
+
+fn assert_texts(op: &AssertOp) -> Check {
+    use Text::{Line, Lines};
+    if op.content.contains(['\u{2028}', '\u{2029}']) {
+        return fail(
+            Code::ContentMultiline,
+            "content must be one line (U+2028 and U+2029 are line breaks)",
+        );
+    }
+    text("content", &op.content, Line)?;
+    if let Some(b) = &op.body {
+        text("body", b, Lines)?;
+    }
+    for (k, v) in op.condition.iter().flatten() {
+        text("condition key", k, Line)?;
+        text("condition value", v, Lines)?;
+    }
+    if let Some(e) = &op.subject.entity_id {
+        text("subject.entity_id", e, Line)?;
+    }
+    for t in &op.tags {
+        text("tags", t, Line)?;
+    }
+    for l in &op.sensitivity.labels {
+        text("sensitivity.labels", l, Line)?;
+    }
+    for id in &op.acl.read_team_ids {
+        identifier("acl.read_team_ids", id, "team_")?;
+    }
+    for id in &op.acl.read_agent_ids {
+        identifier("acl.read_agent_ids", id, "agt_")?;
+    }
+    for id in &op.acl.read_role_ids {
+        identifier("acl.read_role_ids", id, "")?;
+    }
+    if let Some(l) = &op.lang {
+        text("lang", l, Line)?;
+    }
+    if let Some(e) = &op.embedding {
+        text("embedding.model", &e.model, Line)?;
+    }
+    evidence_texts(&op.evidence)
+}
+
+fn evidence_texts(items: &[Evidence]) -> Check {
+    use Text::{Line, Lines};
+    for e in items {
+        text("evidence.source_type", &e.source_type, Line)?;
+        text("evidence.source_id", &e.source_id, Line)?;
+        text("evidence.source_version", &e.source_version, Line)?;
+        let optional = [
+            ("evidence.checksum", &e.checksum),
+            ("evidence.locator.heading", &e.locator.heading),
+            ("evidence.locator.message_id", &e.locator.message_id),
+        ];
+        for (field, v) in optional {
+            if let Some(v) = v {
+                text(field, v, Line)?;
+            }
+        }
+        if let Some(q) = &e.quote {
+            text("evidence.quote", q, Lines)?;
+        }
+    }
+    Ok(())
+}
+
+fn op_shape(intent: &Intent, op: &Op, record_time: i64, rules: Rules) -> Check {
     let reason = intent.write_reason;
     match op {
-        Op::Assert(a) => assert_op(a, reason, record_time),
+        Op::Assert(a) => assert_op(a, reason, record_time, rules),
         Op::Amend(a) => {
             if a.targets.is_empty() || a.targets.len() > TARGETS_MAX {
                 return fail(
@@ -450,7 +635,7 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64) -> Check {
                     format!("amend needs 1..={TARGETS_MAX} targets"),
                 );
             }
-            assert_op(&a.replacement, reason, record_time)
+            assert_op(&a.replacement, reason, record_time, rules)
         }
         Op::Close(c) => {
             if let Some(t) = c.valid_to {

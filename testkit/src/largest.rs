@@ -17,7 +17,7 @@
 
 use std::collections::BTreeMap;
 
-use kledger_processors::slots;
+use kledger_processors::{Rules, slots};
 use kledger_schemas::limits::*;
 use kledger_schemas::*;
 
@@ -34,6 +34,18 @@ const TIME_MAX: i64 = TIMESTAMP_MS_END - 1;
 /// `n` [`WIDE`] chars.
 pub fn wide(n: usize) -> String {
     std::iter::repeat_n(WIDE, n).collect()
+}
+
+/// `count` distinct identifiers `prefix…` of [`ID_CHARS_MAX`] chars: ACL entries at their
+/// largest (rules v2 checks them as identifiers).
+fn identifiers(count: usize, prefix: &str) -> Vec<String> {
+    (0..count)
+        .map(|i| {
+            let tail = format!("{i:04}");
+            let pad = ID_CHARS_MAX - prefix.len() - tail.len();
+            format!("{prefix}{}{tail}", "x".repeat(pad))
+        })
+        .collect()
 }
 
 /// `count` distinct strings of `len` 4-byte chars (the first char tells them apart).
@@ -149,9 +161,9 @@ pub fn max_assert(kind: Kind) -> AssertOp {
         },
         visibility: Visibility::Confidential,
         acl: Acl {
-            read_team_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
-            read_agent_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
-            read_role_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
+            read_team_ids: identifiers(ACL_ENTRIES_MAX, "team_"),
+            read_agent_ids: identifiers(ACL_ENTRIES_MAX, "agt_"),
+            read_role_ids: identifiers(ACL_ENTRIES_MAX, "role_"),
         },
         tags: wides(TAGS_MAX, SHORT_CHARS_MAX),
         lang: Some(wide(SHORT_CHARS_MAX)),
@@ -311,7 +323,18 @@ fn setup_action(action: &str, step: &str, i: usize) -> String {
     format!("{head}~{step}{i:02}")
 }
 
-/// Creates `n` maximal rows of `kind`, one intent each (without evidence unless `evidence`).
+/// Widens `op`'s ACL entries to what rules v1 accepts (which checks them as short strings
+/// only): the rows of a ledger started under v1 can be this large.
+pub fn widen_acl(op: &mut AssertOp) {
+    op.acl = Acl {
+        read_team_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
+        read_agent_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
+        read_role_ids: wides(ACL_ENTRIES_MAX, SHORT_CHARS_MAX),
+    };
+}
+
+/// Creates `n` maximal rows of `kind`, one intent each (without evidence unless `evidence`;
+/// with [`widen_acl`] in a ledger deciding under rules v1).
 pub fn create_rows(
     l: &mut Ledger,
     account: &str,
@@ -325,6 +348,9 @@ pub fn create_rows(
             let mut a = max_assert(kind);
             if !evidence {
                 a.evidence.clear();
+            }
+            if l.limits().rules == Rules::V1 {
+                widen_acl(&mut a);
             }
             let (action, seq) = (setup_action(action, "a", i), head(l, account));
             let ops = vec![Op::Assert(a)];

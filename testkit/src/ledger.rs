@@ -40,6 +40,11 @@ impl Ledger {
         }
     }
 
+    /// The bounds and rules it decides within.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
     /// The store.
     pub fn store(&self) -> &MemoryStore {
         &self.store

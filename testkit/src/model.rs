@@ -87,7 +87,7 @@ impl Model {
 
     /// Decides and applies one intent.
     pub fn apply(&mut self, intent: &Intent, timestamp: i64) -> ModelResult {
-        if let Err(r) = validate::validate(intent, timestamp) {
+        if let Err(r) = validate::validate(intent, timestamp, self.limits.rules) {
             return result(Outcome::Rejected, r.code.as_str());
         }
         let digest = ids::intent_digest(intent);

@@ -14,6 +14,7 @@ use kledger_testkit::ledger::Ledger;
 /// A budget every largest intent fits.
 const BIG: Limits = Limits {
     record_bytes_max: 64 << 20,
+    rules: kledger_processors::Rules::V2,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,7 +102,12 @@ fn the_largest_intents_are_valid() {
         let mut l = Ledger::with_limits(4, BIG);
         let intent = build(&mut l, kind, OPS_MAX);
         assert_eq!(intent.ops.len(), OPS_MAX, "{}", kind.name());
-        assert_eq!(validate(&intent, RECORD_TIME), Ok(()), "{}", kind.name());
+        assert_eq!(
+            validate(&intent, RECORD_TIME, BIG.rules),
+            Ok(()),
+            "{}",
+            kind.name()
+        );
     }
 }
 
@@ -239,7 +245,21 @@ fn commit_sizes_stay_within_the_bound_and_the_default_budget_answers_as_it_says(
 
 #[test]
 fn the_largest_tombstone_fits_the_smallest_budget() {
-    let (intent, d) = run(OpKind::Purge, 1, Limits::default());
+    largest_tombstone_fits(Limits::default());
+}
+
+/// Rules v1 allows wider ACL entries, so its tombstones are larger: they fit too, and a purge
+/// of a ledger started under v1 still always splits.
+#[test]
+fn the_largest_v1_tombstone_fits_the_smallest_budget() {
+    largest_tombstone_fits(Limits {
+        rules: kledger_processors::Rules::V1,
+        ..Limits::default()
+    });
+}
+
+fn largest_tombstone_fits(limits: Limits) {
+    let (intent, d) = run(OpKind::Purge, 1, limits);
     assert_eq!(d.outcome(), Outcome::Committed, "{:?}", d.receipt);
     let commit = d.commit().expect("a commit");
     let row = &commit.ops[0].row;
@@ -248,8 +268,9 @@ fn the_largest_tombstone_fits_the_smallest_budget() {
     let overhead = commit_overhead_bytes(&intent.account_id, &intent.action_id);
     let tombstone = op_bytes(row);
     eprintln!(
-        "largest tombstone: op_bytes {tombstone} + overhead {overhead} = {} of RECORD_BYTES_MIN \
-         {RECORD_BYTES_MIN} (record {} bytes)",
+        "largest tombstone ({:?}): op_bytes {tombstone} + overhead {overhead} = {} of \
+         RECORD_BYTES_MIN {RECORD_BYTES_MIN} (record {} bytes)",
+        limits.rules,
         overhead + tombstone,
         d.records[0].len()
     );

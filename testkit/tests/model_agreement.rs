@@ -62,6 +62,7 @@ fn a_small_budget_splits_purges() {
         1_500,
         Limits {
             record_bytes_max: 3 << 10,
+            ..Limits::default()
         },
     );
     assert!(split > 0, "no purge was split: {outcomes:?}");
@@ -96,7 +97,7 @@ proptest! {
         budget_kib in 2usize..12,
     ) {
         let cfg = GenConfig { seed, accounts, purge_pct, ..GenConfig::default() };
-        run_within(cfg, 300, Limits { record_bytes_max: budget_kib << 10 });
+        run_within(cfg, 300, Limits { record_bytes_max: budget_kib << 10, ..Limits::default() });
     }
 }
 

@@ -78,6 +78,8 @@ validation_test! {
     rule1_content_multiline => ContentMultiline,
     rule1_body_missing => BodyMissing,
     rule1_body_too_long => BodyTooLong,
+    rule1_body_empty => BodyEmpty,
+    rule1_hidden_chars => HiddenChars,
     rule1_body_not_allowed => BodyNotAllowed,
     rule1_document_reason => DocumentReason,
     rule1_trigger_reason => TriggerReason,
@@ -103,6 +105,47 @@ validation_test! {
     rule1_bad_reason => BadReason,
     rule1_bad_purge => BadPurge,
     rule1_purge_mixed => PurgeMixed,
+}
+
+/// Rules v1 (the validation of ledgers started before v2) accepts what v2 refuses for its
+/// characters and ACL entries, and answers an empty body as v1 did: a ledger keeps deciding its
+/// history as it was decided.
+#[test]
+fn rule1_v1_keeps_deciding_as_before() {
+    let v1 = Limits {
+        rules: kledger_processors::Rules::V1,
+        ..Limits::default()
+    };
+    let v2_only = invalid::cases().into_iter().filter(|c| {
+        c.name.contains("acl") && c.code == Code::BadIdentifier
+            || c.code == Code::HiddenChars
+            || c.name.contains("U+202")
+    });
+    let mut n = 0;
+    for c in v2_only {
+        n += 1;
+        let r = invalid::make(&c);
+        // Under v1 the case passes rule 1 (a close of a row that is not there is then
+        // rejected by rule 4, after validation).
+        let d = Ledger::with_limits(4, v1).apply(&r);
+        let passed = d.outcome() == Outcome::Committed
+            || d.receipt.code.as_deref() == Some(Code::TargetMissing.as_str());
+        assert!(passed, "{} under v1: {:?}", c.name, d.receipt);
+        let d = Ledger::new(4).apply(&r);
+        assert_eq!(
+            d.receipt.code.as_deref(),
+            Some(c.code.as_str()),
+            "{} under v2",
+            c.name
+        );
+    }
+    assert!(n >= 25, "{n} v2-only cases");
+    let empty_body = invalid::cases()
+        .into_iter()
+        .find(|c| c.name == "document with empty body")
+        .unwrap();
+    let d = Ledger::with_limits(4, v1).apply(&invalid::make(&empty_body));
+    expect(&d, Outcome::Rejected, Some(Code::BodyTooLong));
 }
 
 #[test]
@@ -1074,6 +1117,7 @@ fn budget_commit_too_large_at_its_boundary() {
         4,
         Limits {
             record_bytes_max: bound,
+            ..Limits::default()
         },
     );
     let d = at.apply(&rec(it.clone(), T0));
@@ -1084,6 +1128,7 @@ fn budget_commit_too_large_at_its_boundary() {
         4,
         Limits {
             record_bytes_max: bound - 1,
+            ..Limits::default()
         },
     );
     let d = under.apply(&rec(it, T0));
@@ -1096,6 +1141,7 @@ fn budget_commit_too_large_at_its_boundary() {
 fn budget_purge_splits_into_bounded_commits() {
     let limits = Limits {
         record_bytes_max: 4_096,
+        ..Limits::default()
     };
     let mut l = Ledger::with_limits(4, limits);
     let rows = observations(&mut l, 200);
@@ -1139,6 +1185,7 @@ fn budget_purge_splits_into_bounded_commits() {
 fn budget_purge_continued_after_a_crash_commits_the_same_bytes() {
     let limits = Limits {
         record_bytes_max: 4_096,
+        ..Limits::default()
     };
     let history = |l: &mut Ledger| {
         observations(l, 120);
@@ -1174,6 +1221,7 @@ fn budget_purge_continued_after_a_crash_commits_the_same_bytes() {
 fn budget_an_entity_purge_splits_too() {
     let limits = Limits {
         record_bytes_max: 4_096,
+        ..Limits::default()
     };
     let mut l = Ledger::with_limits(4, limits);
     for i in 0..80 {

@@ -56,12 +56,29 @@ pub struct LimitsConfig {
     /// set to it plus 64 KiB for keys, headers and framing. Part of the decision: replay
     /// verify must run with the processor's value.
     pub record_bytes_max: usize,
+    /// The version of rule 1 (validation): `v2`, the default, refuses control and
+    /// text-hiding characters in every text field and checks ACL entries as identifiers;
+    /// `v1` is the rule of ledgers started before it (docs/configuration.md). Part of the
+    /// decision: replay verify must run with the processor's value.
+    pub rules: RulesVersion,
+}
+
+/// The version of rule 1 (`limits.rules`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RulesVersion {
+    /// Wave 1's validation.
+    V1,
+    /// Every text field checked for hidden characters; ACL entries as identifiers.
+    #[default]
+    V2,
 }
 
 impl Default for LimitsConfig {
     fn default() -> Self {
         Self {
             record_bytes_max: kledger_schemas::limits::RECORD_BYTES_DEFAULT,
+            rules: RulesVersion::default(),
         }
     }
 }
@@ -71,6 +88,10 @@ impl LimitsConfig {
     pub fn decide(&self) -> kledger_processors::Limits {
         kledger_processors::Limits {
             record_bytes_max: self.record_bytes_max,
+            rules: match self.rules {
+                RulesVersion::V1 => kledger_processors::Rules::V1,
+                RulesVersion::V2 => kledger_processors::Rules::V2,
+            },
         }
     }
 
@@ -644,6 +665,67 @@ impl Config {
             }
         }
         c
+    }
+
+    /// Every secret value this configuration holds or names, for scrubbing output
+    /// ([`crate::logs`]): principals' tokens, secret librdkafka properties, the credentials of
+    /// every URL (as written, and decoded), and the API keys read from the variables
+    /// `*.api_key_env` name.
+    pub fn secret_values(&self) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .api
+            .principals
+            .values()
+            .map(|p| p.token.clone())
+            .collect();
+        for props in [
+            &self.kafka.consumer_properties,
+            &self.kafka.producer_properties,
+        ] {
+            out.extend(
+                props
+                    .iter()
+                    .filter(|(k, _)| is_secret_property(k))
+                    .map(|(_, v)| v.clone()),
+            );
+        }
+        for url in [
+            &self.registry.url,
+            &self.vectors.url,
+            &self.vectors.embedder.url,
+        ] {
+            if let Ok(u) = url::Url::parse(url)
+                && let Some(p) = u.password()
+            {
+                out.push(p.to_owned());
+                let decoded: Vec<u8> = url::form_urlencoded::parse(format!("p={p}").as_bytes())
+                    .next()
+                    .map(|(_, v)| v.into_owned().into_bytes())
+                    .unwrap_or_default();
+                out.push(String::from_utf8_lossy(&decoded).into_owned());
+            }
+        }
+        for var in [
+            &self.vectors.api_key_env,
+            &self.vectors.embedder.api_key_env,
+        ] {
+            if let Ok(v) = std::env::var(var.trim())
+                && !var.trim().is_empty()
+            {
+                out.push(v);
+            }
+        }
+        out
+    }
+
+    /// Whether the variable `name` holds a secret this configuration reads (an API key).
+    pub fn names_secret_variable(&self, name: &str) -> bool {
+        [
+            &self.vectors.api_key_env,
+            &self.vectors.embedder.api_key_env,
+        ]
+        .iter()
+        .any(|v| !v.trim().is_empty() && v.trim() == name)
     }
 
     /// Checks bounds.
