@@ -17,7 +17,8 @@
 //!   [`stateops`]: `kledger state restore`.
 //! - [`registry`]: the record codec (single-object, or Confluent framing with a schema registry).
 //! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
-//! - [`lines`]: bounded reading of JSON-lines input.
+//! - [`lines`]: bounded reading of JSON-lines input; [`logs`]: the log subscriber, and the
+//!   scrubbing of secrets from every line written.
 
 pub mod api;
 pub mod config;
@@ -26,6 +27,7 @@ pub mod generations;
 pub mod http;
 pub mod legacy_vectors;
 pub mod lines;
+pub mod logs;
 pub mod memory;
 pub mod metrics;
 pub mod migrate;

@@ -270,25 +270,6 @@ fn output(path: Option<PathBuf>) -> anyhow::Result<Box<dyn Write>> {
     })
 }
 
-fn init_logs(config: &Config, text: bool) {
-    // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
-    let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
-    // The configured filter comes last, so it can turn tansu's logs back on when needed.
-    let directive = format!("{quiet},{}", config.log.filter);
-    let filter = tracing_subscriber::EnvFilter::try_new(&directive)
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
-    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let builder = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_ansi(ansi)
-        .with_writer(std::io::stderr);
-    if config.log.format == "json" && !text {
-        builder.json().init();
-    } else {
-        builder.init();
-    }
-}
-
 async fn wait_for_signal() {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
@@ -375,7 +356,7 @@ fn main() -> std::process::ExitCode {
                 1
             };
             let line = format!("{e:#}").replace('\n', " ");
-            eprintln!("kledger: error: {line}");
+            eprintln!("kledger: error: {}", kledger_topology::logs::scrub(&line));
             std::process::ExitCode::from(status)
         }
     }
@@ -384,9 +365,16 @@ fn main() -> std::process::ExitCode {
 fn real_main() -> anyhow::Result<()> {
     let huge_pages = kledger_topology::memory::disable_transparent_huge_pages();
     let cli = Cli::parse();
-    let config = Config::load(cli.config.as_deref(), std::env::vars())
-        .map_err(|e| anyhow::Error::new(BadConfig(e)))?;
-    init_logs(&config, cli.text_logs);
+    let config = match Config::load(cli.config.as_deref(), std::env::vars()) {
+        Ok(c) => c,
+        Err(e) => {
+            // Scrub what a malformed configuration's error could quote.
+            kledger_topology::logs::register(None, std::env::vars());
+            return Err(anyhow::Error::new(BadConfig(e)));
+        }
+    };
+    kledger_topology::logs::register(Some(&config), std::env::vars());
+    kledger_topology::logs::init(&config, cli.text_logs);
     if let Err(e) = huge_pages {
         tracing::warn!(error = %e, "transparent huge pages could not be turned off for this process");
     }
