@@ -4,6 +4,8 @@
 use kledger_schemas::avro::{AvroCodec, SINGLE_OBJECT_HEADER, single_object_header};
 use kledger_schemas::{AssertOp, Commit, Intent, Subject};
 use sha2::{Digest, Sha256};
+use ulid::{ULID_LEN, Ulid};
+use uuid::Uuid;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
@@ -192,41 +194,36 @@ pub fn memory_id(
     let d = h.finish();
     let mut random = [0u8; 10];
     random.copy_from_slice(&d[..10]);
-    format!("mem_{}", ulid(valid_from_ms as u64, random))
+    mem_id(ulid_of(valid_from_ms as u64, random))
 }
 
-const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
-
-/// A ULID string from a 48-bit millisecond time and 80 random bits.
+/// A ULID string (26 Crockford base32 digits, uppercase) from a 48-bit millisecond time and 80
+/// random bits. Bits of `time_ms` above the 48th are dropped.
 pub fn ulid(time_ms: u64, random: [u8; 10]) -> String {
-    let mut v: u128 = u128::from(time_ms & 0xFFFF_FFFF_FFFF) << 80;
-    for (i, b) in random.iter().enumerate() {
-        v |= u128::from(*b) << (8 * (9 - i));
-    }
-    let mut out = [0u8; 26];
-    for (i, c) in out.iter_mut().enumerate() {
-        let shift = 5 * (25 - i);
-        *c = CROCKFORD[((v >> shift) & 0x1f) as usize];
-    }
-    out.iter().map(|b| *b as char).collect()
+    let mut buf = [0u8; ULID_LEN];
+    ulid_of(time_ms, random).array_to_str(&mut buf).to_owned()
 }
 
-/// Parses a ULID string into its 128 bits.
+fn ulid_of(time_ms: u64, random: [u8; 10]) -> Ulid {
+    let mut bits = [0u8; 16];
+    bits[6..].copy_from_slice(&random);
+    Ulid::from_parts(time_ms, u128::from_be_bytes(bits))
+}
+
+/// `mem_` and the ULID text of `id`.
+fn mem_id(id: Ulid) -> String {
+    let mut buf = [0u8; ULID_LEN];
+    let mut out = String::with_capacity(4 + ULID_LEN);
+    out.push_str("mem_");
+    out.push_str(id.array_to_str(&mut buf));
+    out
+}
+
+/// Parses a ULID string (either case) into its 128 bits. A first digit above `7` is refused:
+/// it would not fit 128 bits (the `ulid` crate drops the bits that overflow and accepts it).
 pub fn parse_ulid(s: &str) -> Option<u128> {
-    if s.len() != 26 {
-        return None;
-    }
-    let mut v: u128 = 0;
-    for (i, c) in s.bytes().enumerate() {
-        let d = CROCKFORD
-            .iter()
-            .position(|x| *x == c.to_ascii_uppercase())? as u128;
-        if i == 0 && d > 7 {
-            return None;
-        }
-        v = (v << 5) | d;
-    }
-    Some(v)
+    let id = Ulid::from_string(s).ok()?;
+    matches!(s.as_bytes().first(), Some(b'0'..=b'7')).then_some(id.0)
 }
 
 /// The UUID form of a memory id's ULID (Qdrant point id).
@@ -234,27 +231,17 @@ pub fn memory_uuid(memory_id: &str) -> Option<String> {
     Some(uuid_text(parse_ulid(memory_id.strip_prefix("mem_")?)?))
 }
 
-/// 128 bits in the hyphenated UUID form.
+/// 128 bits in the hyphenated UUID form (lowercase).
 pub fn uuid_text(v: u128) -> String {
-    let h = format!("{v:032x}");
-    format!(
-        "{}-{}-{}-{}-{}",
-        &h[..8],
-        &h[8..12],
-        &h[12..16],
-        &h[16..20],
-        &h[20..]
-    )
+    Uuid::from_u128(v)
+        .hyphenated()
+        .encode_lower(&mut Uuid::encode_buffer())
+        .to_owned()
 }
 
 /// The memory id of a point id (the inverse of [`memory_uuid`]), from the UUID's 128 bits.
 pub fn memory_id_of(bits: u128) -> String {
-    let time_ms = (bits >> 80) as u64;
-    let mut random = [0u8; 10];
-    for (i, b) in random.iter_mut().enumerate() {
-        *b = (bits >> (8 * (9 - i))) as u8;
-    }
-    format!("mem_{}", ulid(time_ms, random))
+    mem_id(Ulid(bits))
 }
 
 /// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
@@ -396,5 +383,155 @@ mod tests {
         );
         assert_eq!(memory_uuid("mem_short"), None);
         assert_eq!(memory_uuid("nope"), None);
+    }
+}
+
+/// The `ulid` and `uuid` crates against the hand-written code they replaced, kept here as the
+/// oracle: every output byte and every accept/refuse must be the same.
+#[cfg(test)]
+mod crate_agreement {
+    use super::*;
+    use proptest::prelude::*;
+
+    const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+
+    fn hand_ulid(time_ms: u64, random: [u8; 10]) -> String {
+        let mut v: u128 = u128::from(time_ms & 0xFFFF_FFFF_FFFF) << 80;
+        for (i, b) in random.iter().enumerate() {
+            v |= u128::from(*b) << (8 * (9 - i));
+        }
+        let mut out = [0u8; 26];
+        for (i, c) in out.iter_mut().enumerate() {
+            let shift = 5 * (25 - i);
+            *c = CROCKFORD[((v >> shift) & 0x1f) as usize];
+        }
+        out.iter().map(|b| *b as char).collect()
+    }
+
+    fn hand_parse_ulid(s: &str) -> Option<u128> {
+        if s.len() != 26 {
+            return None;
+        }
+        let mut v: u128 = 0;
+        for (i, c) in s.bytes().enumerate() {
+            let d = CROCKFORD
+                .iter()
+                .position(|x| *x == c.to_ascii_uppercase())? as u128;
+            if i == 0 && d > 7 {
+                return None;
+            }
+            v = (v << 5) | d;
+        }
+        Some(v)
+    }
+
+    fn hand_uuid_text(v: u128) -> String {
+        let h = format!("{v:032x}");
+        format!(
+            "{}-{}-{}-{}-{}",
+            &h[..8],
+            &h[8..12],
+            &h[12..16],
+            &h[16..20],
+            &h[20..]
+        )
+    }
+
+    fn hand_memory_id_of(bits: u128) -> String {
+        let time_ms = (bits >> 80) as u64;
+        let mut random = [0u8; 10];
+        for (i, b) in random.iter_mut().enumerate() {
+            *b = (bits >> (8 * (9 - i))) as u8;
+        }
+        format!("mem_{}", hand_ulid(time_ms, random))
+    }
+
+    /// Texts a ULID parser must judge: 26 characters drawn from the alphabet in both cases, the
+    /// letters Crockford leaves out (I, L, O, U), other ASCII and non-ASCII characters.
+    fn ulid_like() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[0-9A-HJKMNP-TV-Z]{26}",
+            "[0-9a-hjkmnp-tv-z]{26}",
+            "[0-9A-Za-z]{26}",
+            "[0-9A-Z]{24,28}",
+            "[0-9A-Zé~ ]{25,26}",
+            any::<String>(),
+        ]
+    }
+
+    #[test]
+    fn edge_cases_agree() {
+        for s in [
+            "",
+            "00000000000000000000000000",
+            "7ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "7zzzzzzzzzzzzzzzzzzzzzzzzz",
+            "80000000000000000000000000",
+            "8ZZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "ZZZZZZZZZZZZZZZZZZZZZZZZZZ",
+            "01KE6JWJS0ZK57MHZPJM192VB2",
+            "01ke6jwjs0zk57mhzpjm192vb2",
+            "01KE6JWJS0ZK57MHZPJM192VBI",
+            "01KE6JWJS0ZK57MHZPJM192VBL",
+            "01KE6JWJS0ZK57MHZPJM192VBO",
+            "01KE6JWJS0ZK57MHZPJM192VBU",
+            "01KE6JWJS0ZK57MHZPJM192VB",
+            "01KE6JWJS0ZK57MHZPJM192VB22",
+            "01KE6JWJS0ZK57MHZPJM192Vé",
+            " 1KE6JWJS0ZK57MHZPJM192VB2",
+        ] {
+            assert_eq!(parse_ulid(s), hand_parse_ulid(s), "{s:?}");
+        }
+        for t in [0, 1, 0xFFFF_FFFF_FFFF, 0x1_0000_0000_0000, u64::MAX] {
+            for r in [[0; 10], [0xff; 10], [0x5a; 10]] {
+                assert_eq!(ulid(t, r), hand_ulid(t, r));
+            }
+        }
+        for v in [0, 1, u128::MAX, 1 << 127, (1 << 80) - 1] {
+            assert_eq!(uuid_text(v), hand_uuid_text(v));
+            assert_eq!(memory_id_of(v), hand_memory_id_of(v));
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn ulid_text_is_the_same(time_ms in any::<u64>(), random in any::<[u8; 10]>()) {
+            let text = ulid(time_ms, random);
+            prop_assert_eq!(&text, &hand_ulid(time_ms, random));
+            prop_assert_eq!(parse_ulid(&text), hand_parse_ulid(&text));
+            // `memory_id`'s last step.
+            prop_assert_eq!(
+                mem_id(ulid_of(time_ms, random)),
+                format!("mem_{}", hand_ulid(time_ms, random))
+            );
+        }
+
+        #[test]
+        fn ulid_text_within_48_bits_is_the_same(
+            time_ms in 0u64..1 << 48,
+            random in any::<[u8; 10]>(),
+        ) {
+            prop_assert_eq!(ulid(time_ms, random), hand_ulid(time_ms, random));
+        }
+
+        #[test]
+        fn ulid_parsing_accepts_and_refuses_the_same(s in ulid_like()) {
+            prop_assert_eq!(parse_ulid(&s), hand_parse_ulid(&s));
+            let id = format!("mem_{s}");
+            prop_assert_eq!(
+                memory_uuid(&id),
+                hand_parse_ulid(&s).map(hand_uuid_text)
+            );
+        }
+
+        #[test]
+        fn uuid_text_and_memory_ids_of_bits_are_the_same(bits in any::<u128>()) {
+            prop_assert_eq!(uuid_text(bits), hand_uuid_text(bits));
+            prop_assert_eq!(memory_id_of(bits), hand_memory_id_of(bits));
+            let id = memory_id_of(bits);
+            prop_assert_eq!(memory_uuid(&id), Some(hand_uuid_text(bits)));
+        }
     }
 }

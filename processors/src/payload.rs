@@ -6,6 +6,7 @@
 //! The payload carries no content text: providers return candidate ids, and rows are hydrated
 //! from the view store and filtered again before use.
 
+use chrono::{DateTime, Datelike, Timelike};
 use kledger_schemas::{Kind, Row, SensitivityLevel, Status};
 use serde_json::{Map, Value, json};
 
@@ -55,27 +56,29 @@ pub fn source_kind(source_type: &str) -> &'static str {
     }
 }
 
-/// ISO 8601 UTC (`2026-01-26T12:00:00Z`, millisecond precision) of a Unix time in ms.
+/// Milliseconds in 400 Gregorian years (146,097 days): the calendar repeats after them.
+const MS_PER_400_YEARS: i64 = 146_097 * 86_400_000;
+
+/// ISO 8601 UTC (`2026-01-26T12:00:00.000Z`, millisecond precision) of a Unix time in ms.
+///
+/// chrono does the calendar; the text is written here. The year is a plain integer, at least
+/// 4 characters wide (`10000-01-01…`, `-001-12-31…`), where chrono's own formats (`%Y`,
+/// `to_rfc3339`) write `+10000` and `-0001`. Any `i64` is taken: chrono's times reach only
+/// years -262,143 to 262,142, so the time is moved by whole 400-year cycles into [1970, 2370)
+/// and the cycles are added back to the year.
 pub fn iso8601(ms: i64) -> String {
-    let secs = ms.div_euclid(1000);
-    let millis = ms.rem_euclid(1000);
-    let days = secs.div_euclid(86_400);
-    let rem = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
+    let cycles = ms.div_euclid(MS_PER_400_YEARS);
+    // Always in chrono's range: [0, MS_PER_400_YEARS).
+    let t = DateTime::from_timestamp_millis(ms.rem_euclid(MS_PER_400_YEARS)).unwrap_or_default();
     format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
-        rem / 3_600,
-        rem % 3_600 / 60,
-        rem % 60
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{:03}Z",
+        i64::from(t.year()) + 400 * cycles,
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.timestamp_subsec_millis()
     )
 }
 
@@ -278,6 +281,87 @@ mod tests {
         assert_eq!(iso8601(1_767_225_600_000), "2026-01-01T00:00:00.000Z");
         assert_eq!(iso8601(951_782_400_123), "2000-02-29T00:00:00.123Z");
         assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999Z");
+        assert_eq!(iso8601(253_402_300_800_000), "10000-01-01T00:00:00.000Z");
+        assert_eq!(iso8601(-62_167_219_200_001), "-001-12-31T23:59:59.999Z");
+    }
+
+    /// The civil-date algorithm chrono replaced (Howard Hinnant's), kept as the oracle.
+    fn hand_iso8601(ms: i64) -> String {
+        let secs = ms.div_euclid(1000);
+        let millis = ms.rem_euclid(1000);
+        let days = secs.div_euclid(86_400);
+        let rem = secs.rem_euclid(86_400);
+        let z = days + 719_468;
+        let era = z.div_euclid(146_097);
+        let doe = z.rem_euclid(146_097);
+        let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+        let mp = (5 * doy + 2) / 153;
+        let d = doy - (153 * mp + 2) / 5 + 1;
+        let m = if mp < 10 { mp + 3 } else { mp - 9 };
+        let y = yoe + era * 400 + i64::from(m <= 2);
+        format!(
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{millis:03}Z",
+            rem / 3_600,
+            rem % 3_600 / 60,
+            rem % 60
+        )
+    }
+
+    #[test]
+    fn iso8601_edges_match_the_hand_algorithm() {
+        assert!(DateTime::from_timestamp_millis(8_210_266_876_799_999).is_some());
+        assert!(DateTime::from_timestamp_millis(8_210_266_876_800_000).is_none());
+        assert!(DateTime::from_timestamp_millis(-8_334_601_228_800_000).is_some());
+        assert!(DateTime::from_timestamp_millis(-8_334_601_228_800_001).is_none());
+        const CYCLE: i64 = MS_PER_400_YEARS;
+        let mut edges = vec![
+            i64::MIN,
+            i64::MIN + 1,
+            i64::MAX,
+            i64::MAX - 1,
+            0,
+            -1,
+            1,
+            (1 << 48) - 1,
+            1 << 48,
+            253_402_300_799_999,
+            253_402_300_800_000,
+            -62_167_219_200_000,
+            -62_167_219_200_001,
+            // The ends of chrono's own range (years -262,143 to 262,142).
+            8_210_266_876_799_999,
+            8_210_266_876_800_000,
+            -8_334_601_228_800_000,
+            -8_334_601_228_800_001,
+        ];
+        for k in [-3, -2, -1, 0, 1, 2, 3, 1_000] {
+            for d in [-1, 0, 1] {
+                edges.push(k * CYCLE + d);
+            }
+        }
+        for ms in edges {
+            assert_eq!(iso8601(ms), hand_iso8601(ms), "{ms}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(4096))]
+
+        #[test]
+        fn iso8601_matches_the_hand_algorithm_in_the_ulid_range(ms in 0i64..1 << 48) {
+            proptest::prop_assert_eq!(iso8601(ms), hand_iso8601(ms));
+        }
+
+        #[test]
+        fn iso8601_matches_the_hand_algorithm_for_any_i64(ms in proptest::prelude::any::<i64>()) {
+            proptest::prop_assert_eq!(iso8601(ms), hand_iso8601(ms));
+        }
+
+        #[test]
+        fn iso8601_matches_the_hand_algorithm_near_the_epoch(ms in -(1i64 << 44)..1 << 44) {
+            proptest::prop_assert_eq!(iso8601(ms), hand_iso8601(ms));
+        }
     }
 
     #[test]
