@@ -69,7 +69,14 @@ fn is_release_plus_diff(dir: &str, release: &str) {
     let tree = scratch.path().join("tree");
     copy_tree(&repo().join("vendor").join(dir), &tree);
     let undone = Command::new("patch")
-        .args(["-R", "-p1", "--quiet", "--no-backup-if-mismatch", "-i"])
+        .args([
+            "-R",
+            "-E",
+            "-p1",
+            "--quiet",
+            "--no-backup-if-mismatch",
+            "-i",
+        ])
         .arg(patches.join(format!("{release}.diff")))
         .current_dir(&tree)
         .status()
@@ -102,4 +109,9 @@ fn is_release_plus_diff(dir: &str, release: &str) {
 #[test]
 fn tansu_storage_is_its_release_plus_the_kept_diff() {
     is_release_plus_diff("tansu-storage", "tansu-storage-0.6.0");
+}
+
+#[test]
+fn qdrant_edge_is_its_release_plus_the_kept_diff() {
+    is_release_plus_diff("qdrant-edge", "qdrant-edge-0.7.0");
 }
