@@ -68,12 +68,51 @@ impl Drop for TestBroker {
     }
 }
 
+/// A child process that is stopped ([`stop`]) when dropped, so a test that fails leaves no
+/// process behind; it derefs to the child.
+#[derive(Debug)]
+pub struct ChildGuard(Option<std::process::Child>);
+
+impl ChildGuard {
+    /// Guards `child`.
+    pub fn new(child: std::process::Child) -> Self {
+        Self(Some(child))
+    }
+}
+
+impl std::ops::Deref for ChildGuard {
+    type Target = std::process::Child;
+    fn deref(&self) -> &Self::Target {
+        self.0.as_ref().expect("a guarded child")
+    }
+}
+
+impl std::ops::DerefMut for ChildGuard {
+    fn deref_mut(&mut self) -> &mut Self::Target {
+        self.0.as_mut().expect("a guarded child")
+    }
+}
+
+impl From<ChildGuard> for std::process::Child {
+    fn from(mut g: ChildGuard) -> Self {
+        g.0.take().expect("a guarded child")
+    }
+}
+
+impl Drop for ChildGuard {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            stop(c);
+        }
+    }
+}
+
 /// A `kledger broker` child process (the binary at `bin`) with `storage`, working in `dir`
 /// (where a relative sqlite path lands), its log in `dir/broker.log`; stopped when dropped, so
 /// a panicking test leaves no broker behind. It outlives the processors a test kills, as a
 /// broker does in production.
 pub struct BrokerProcess {
-    child: Option<std::process::Child>,
+    _child: ChildGuard,
     pub bootstrap: String,
 }
 
@@ -89,7 +128,7 @@ impl BrokerProcess {
             .stderr(log)
             .spawn()?;
         let broker = Self {
-            child: Some(child),
+            _child: ChildGuard::new(child),
             bootstrap,
         };
         let deadline = Instant::now() + Duration::from_secs(30);
@@ -106,14 +145,6 @@ impl std::fmt::Debug for BrokerProcess {
         f.debug_struct("BrokerProcess")
             .field("bootstrap", &self.bootstrap)
             .finish()
-    }
-}
-
-impl Drop for BrokerProcess {
-    fn drop(&mut self) {
-        if let Some(c) = self.child.take() {
-            stop(c);
-        }
     }
 }
 
@@ -299,6 +330,28 @@ pub fn expected_within(
     (commits, digest(&store).unwrap())
 }
 
+/// `commits` as a fresh outbox would hold them: each on `partition_of(commit)`, at offsets
+/// counting from 0 per partition in the order given.
+pub fn positioned<'a>(
+    commits: impl IntoIterator<Item = &'a Commit>,
+    partition_of: impl Fn(&Commit) -> i32,
+) -> Vec<kledger_topology::sinks::OutboxCommit> {
+    let mut next: BTreeMap<i32, i64> = BTreeMap::new();
+    commits
+        .into_iter()
+        .map(|c| {
+            let partition = partition_of(c);
+            let o = next.entry(partition).or_insert(0);
+            *o += 1;
+            kledger_topology::sinks::OutboxCommit {
+                partition,
+                offset: *o - 1,
+                commit: c.clone(),
+            }
+        })
+        .collect()
+}
+
 /// One record read back.
 #[derive(Debug, Clone)]
 pub struct Rec {
@@ -332,14 +385,17 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
     consumer.assign(&tpl).unwrap();
     let mut out: Vec<Rec> = Vec::new();
     let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-    let deadline = Instant::now() + Duration::from_secs(60);
+    // Stalled, not slow: the bound is on time without a record (a long topic read on a busy
+    // machine takes as long as it takes).
+    let mut deadline = Instant::now() + Duration::from_secs(60);
     while !open.is_empty() {
         assert!(
             Instant::now() < deadline,
-            "reading {topic} timed out; open partitions {open:?}"
+            "reading {topic} read nothing for 60 s; open partitions {open:?}"
         );
         match consumer.poll(Duration::from_millis(200)) {
             Some(Ok(m)) => {
+                deadline = Instant::now() + Duration::from_secs(60);
                 // Keep each offset once (a re-fetch after a broker hiccup may repeat records).
                 let n = next.entry(m.partition()).or_insert(0);
                 if m.offset() < *n {
@@ -559,7 +615,7 @@ pub fn spawn_kledger(
     dir: &Path,
     tag: &str,
     env: &[(&str, &str)],
-) -> std::process::Child {
+) -> ChildGuard {
     let base = child_env(c, &format!("127.0.0.1:{http_port}"));
     spawn_with_env(bin, &base, env, dir, tag)
 }
@@ -572,9 +628,9 @@ pub fn spawn_with_env(
     env: &[(&str, &str)],
     dir: &Path,
     tag: &str,
-) -> std::process::Child {
+) -> ChildGuard {
     let log = std::fs::File::create(dir.join(format!("{tag}.log"))).unwrap();
-    std::process::Command::new(bin)
+    let child = std::process::Command::new(bin)
         .arg("run")
         .envs(base.iter().cloned())
         .envs(env.iter().copied())
@@ -582,12 +638,13 @@ pub fn spawn_with_env(
         .stdout(std::process::Stdio::null())
         .stderr(log)
         .spawn()
-        .unwrap()
+        .unwrap();
+    ChildGuard::new(child)
 }
 
 /// A `kledger run` child (the binary at `bin`) that runs only the processor (no sinks), with
 /// `c`'s configuration and its log in `dir/<tag>.log`, once it is ready.
-pub fn spawn_processor(bin: &Path, c: &Config, dir: &Path, tag: &str) -> std::process::Child {
+pub fn spawn_processor(bin: &Path, c: &Config, dir: &Path, tag: &str) -> ChildGuard {
     let port = free_port().unwrap();
     let env = [
         ("KLEDGER_VIEWS__ENABLED", "false"),
@@ -628,7 +685,8 @@ pub fn wait_ready(child: &mut std::process::Child, port: u16, dir: &Path, tag: &
 }
 
 /// Stops a child with SIGTERM (SIGKILL after 30 s).
-pub fn stop(mut child: std::process::Child) {
+pub fn stop(child: impl Into<std::process::Child>) {
+    let mut child: std::process::Child = child.into();
     let _ = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())

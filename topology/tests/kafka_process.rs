@@ -8,7 +8,7 @@ mod common;
 
 use std::collections::BTreeSet;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
@@ -20,7 +20,7 @@ const PARTITIONS: i32 = 6;
 /// A `kledger run` child writing its log to `dir/tag.log`. A short session timeout (kill -9
 /// test) lets a restarted instance take over the dead member's partitions sooner; the
 /// two-member test keeps the default, since a member is not heard from while it rejoins.
-fn spawn(c: &Config, http_port: u16, dir: &Path, tag: &str, session_ms: Option<u32>) -> Child {
+fn spawn(c: &Config, http_port: u16, dir: &Path, tag: &str, session_ms: Option<u32>) -> ChildGuard {
     let session = session_ms.map(|ms| ms.to_string());
     let mut env = vec![
         // These tests are about the processor's outbox; the sinks (their own groups, the
@@ -35,7 +35,13 @@ fn spawn(c: &Config, http_port: u16, dir: &Path, tag: &str, session_ms: Option<u
 }
 
 /// A `kledger run` child with `c`'s configuration and `env` on top.
-fn spawn_with(c: &Config, http_port: u16, dir: &Path, tag: &str, env: &[(&str, &str)]) -> Child {
+fn spawn_with(
+    c: &Config,
+    http_port: u16,
+    dir: &Path,
+    tag: &str,
+    env: &[(&str, &str)],
+) -> ChildGuard {
     spawn_kledger(
         Path::new(env!("CARGO_BIN_EXE_kledger")),
         c,

@@ -132,7 +132,7 @@ pub fn soak(
         ..SoakFigures::default()
     };
     let started = Instant::now();
-    let mut second: Option<std::process::Child> = None;
+    let mut second: Option<ChildGuard> = None;
     for (i, chunk) in records.chunks(rate.max(1)).enumerate() {
         let tick = started + Duration::from_secs(i as u64);
         if let Some(wait) = tick.checked_duration_since(Instant::now()) {
