@@ -16,7 +16,7 @@ use std::io::{BufReader, Cursor};
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
-use kledger_topology::rebuild::{Projection, rebuild};
+use kledger_topology::rebuild::{ProjectionKind, rebuild};
 use kledger_topology::{publish, replay, runtime, topics};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
@@ -131,8 +131,8 @@ fn main() {
         raw.push(r);
 
         for (part, projection, rates) in [
-            ("views", Projection::Views, &mut views),
-            ("qdrant", Projection::Vectors, &mut vectors),
+            ("views", ProjectionKind::Views, &mut views),
+            ("qdrant", ProjectionKind::Vectors, &mut vectors),
         ] {
             if !selected(part) {
                 continue;

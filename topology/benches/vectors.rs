@@ -29,7 +29,9 @@ use kledger_topology::api::Api;
 use kledger_topology::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::config::Config;
 use kledger_topology::generations::Live;
+use kledger_topology::sinks::OutboxCommit;
 use kledger_topology::sinks::vectors::{apply, plan};
+use kledger_topology::vector::SearchIndex;
 use kledger_topology::vector::edge::EdgeIndex;
 use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
 use kledger_topology::vector::{Point, QueryVector, VectorGen, VectorIndex};
@@ -55,17 +57,10 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
     v[((v.len() - 1) as f64 * q).round() as usize]
 }
 
-fn positioned(commits: &[Commit]) -> Vec<(i32, i64, Commit)> {
-    let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-    commits
-        .iter()
-        .map(|c| {
-            let p = partition_for(c.account_id.as_bytes(), PARTITIONS);
-            let o = next.entry(p).or_insert(0);
-            *o += 1;
-            (p, *o - 1, c.clone())
-        })
-        .collect()
+fn positioned(commits: &[Commit]) -> Vec<OutboxCommit> {
+    kledger_testkit::kafka::positioned(commits, |c| {
+        partition_for(c.account_id.as_bytes(), PARTITIONS)
+    })
 }
 
 fn main() {
@@ -102,9 +97,9 @@ fn main() {
         written += u + d;
         let mut applied = BTreeMap::new();
         let mut positions = BTreeMap::new();
-        for (p, o, c) in chunk {
-            applied.insert(c.account_id.clone(), c.commit_seq);
-            positions.insert(*p, o + 1);
+        for c in chunk {
+            applied.insert(c.commit.account_id.clone(), c.commit.commit_seq);
+            positions.insert(c.partition, c.offset + 1);
         }
         marks.write(&applied, &positions).expect("marks");
     }
@@ -161,8 +156,10 @@ fn main() {
     let views = ViewStore::open(&dir.path().join("views"), 64 << 20).expect("views");
     for chunk in commits.chunks(BATCH) {
         let mut vb = ViewBatch::default();
-        for (p, o, c) in chunk {
-            views.fold(&mut vb, c, *p, *o).expect("fold");
+        for c in chunk {
+            views
+                .fold(&mut vb, &c.commit, c.partition, c.offset)
+                .expect("fold");
         }
         views.write(vb).expect("write");
     }
@@ -191,8 +188,10 @@ fn main() {
         partitions: PARTITIONS,
         producer: Arc::default(),
         codec: Arc::default(),
-        index: Some(Arc::new(live_index)),
-        embedder: Some(Arc::new(embedder.clone())),
+        search: Some(Arc::new(std::sync::OnceLock::from(SearchIndex {
+            live: Arc::new(live_index),
+            embedder: Arc::new(embedder.clone()),
+        }))),
         exports: Arc::new(tokio::sync::Semaphore::new(2)),
         receipts: Arc::default(),
     };

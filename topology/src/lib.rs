@@ -3,6 +3,7 @@
 //!
 //! Layout:
 //! - [`config`]: TOML configuration with `KLEDGER_*` overrides.
+//! - [`kafka`]: the Kafka layer (the one partition reader).
 //! - [`generations`]: projection generations (rebuilds swapped in atomically).
 //! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
 //! - [`topics`]: topic names, creation, the co-partitioning check.
@@ -21,10 +22,14 @@
 //!   scrubbing of secrets from every line written.
 
 pub mod api;
+pub mod app;
+pub mod cli;
 pub mod config;
+pub mod context;
 pub mod embedded;
 pub mod generations;
 pub mod http;
+pub mod kafka;
 pub mod legacy_vectors;
 pub mod lines;
 pub mod logs;
@@ -38,6 +43,7 @@ pub mod rebuild;
 pub mod registry;
 pub mod replay;
 pub mod runtime;
+pub mod shutdown;
 pub mod sinks;
 pub mod stateops;
 pub mod topics;

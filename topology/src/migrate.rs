@@ -27,8 +27,8 @@ use rdkafka::message::Message;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
 use crate::publish::Publisher;
-use crate::replay::TopicReader;
 
 /// Longest legacy or plan line read; longer lines are malformed rows.
 pub const LINE_BYTES_MAX: usize = 1 << 20;
@@ -247,10 +247,10 @@ fn published_actions(
 ) -> anyhow::Result<BTreeSet<String>> {
     let topic = config.topics().intents;
     let from = (0..partitions).map(|p| (p, 0)).collect();
-    let mut reader = TopicReader::open(config, &topic, &from)?;
+    let mut reader = PartitionReader::source(config, &topic, "migrate", &from, SOURCE_PROBE)?;
     let lookup = crate::registry::Codec::connect(config)?;
     let mut found = BTreeSet::new();
-    while let Some(batch) = reader.next_batch(10_000)? {
+    while let Some(batch) = reader.next_to_end(10_000)? {
         for m in batch {
             let Some(Ok(intent)) = m.payload().map(|p| decode::<Intent>(p, &lookup)) else {
                 continue;
@@ -278,8 +278,8 @@ fn await_receipts(
     let mut next: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
     let mut got: BTreeMap<String, Receipt> = BTreeMap::new();
     while got.len() < wanted.len() && Instant::now() < deadline {
-        let mut reader = TopicReader::open(config, &topic, &next)?;
-        while let Some(batch) = reader.next_batch(10_000)? {
+        let mut reader = PartitionReader::source(config, &topic, "migrate", &next, SOURCE_PROBE)?;
+        while let Some(batch) = reader.next_to_end(10_000)? {
             for m in batch {
                 next.insert(m.partition(), m.offset() + 1);
                 let Some(Ok(r)) = m.payload().map(|p| decode::<Receipt>(p, &lookup)) else {

@@ -20,16 +20,12 @@ use kledger_processors::{Limits, ids};
 use kledger_schemas::Commit;
 use kledger_schemas::avro::{SchemaLookup, decode};
 use kledger_state::{Applier, Overlay, StateRead, StateStore, keys, restore_record};
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
-use rdkafka::{Offset, TopicPartitionList};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use crate::config::Config;
-use crate::runtime::clients::{RestoreContext, restore_config, seek_or_retry_later};
-use crate::runtime::position::{IdleProbe, Position, Verdict};
-use crate::runtime::restore::RESTORE_STALL_MAX;
+use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
+use crate::runtime::clients::RestoreContext;
 
 use crate::registry::Codec;
 use crate::runtime::batch::{OutKind, REFUSED, Refused, decide_batch};
@@ -465,116 +461,10 @@ fn diff_values(
     }
 }
 
-/// Partitions of a topic read from Kafka with `read_committed`, each from an offset to where
-/// the broker reports its end (see [`crate::runtime::restore`] for why the end is not looked
-/// up). One consumer reads them all, so one fetch request serves every partition: tansu answers
-/// a fetch with about one producer batch per partition, so reading partitions one by one is
-/// bound by round trips.
-pub struct TopicReader {
-    consumer: BaseConsumer<RestoreContext>,
-    topic: String,
-    positions: BTreeMap<i32, Position>,
-    open: std::collections::BTreeSet<i32>,
-    idle: IdleProbe,
-    last_progress: Instant,
-}
-
-impl fmt::Debug for TopicReader {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("TopicReader")
-            .field("topic", &self.topic)
-            .field("open", &self.open)
-            .finish()
-    }
-}
-
-/// A reader of a topic that is not being written probes a quiet position sooner than a live
-/// consumer.
-const SOURCE_PROBE: Duration = Duration::from_millis(200);
-
-impl TopicReader {
-    /// Reads `topic` partition `p` from `from[p]` for every entry of `from`.
-    pub fn open(config: &Config, topic: &str, from: &BTreeMap<i32, i64>) -> anyhow::Result<Self> {
-        let consumer: BaseConsumer<RestoreContext> = restore_config(config)
-            .create_with_context(RestoreContext)
-            .context("reader consumer")?;
-        let mut tpl = TopicPartitionList::new();
-        for (&p, &o) in from {
-            tpl.add_partition_offset(topic, p, Offset::Offset(o))?;
-        }
-        consumer.assign(&tpl).context("assign")?;
-        Ok(Self {
-            consumer,
-            topic: topic.to_owned(),
-            positions: from.iter().map(|(&p, &o)| (p, Position::at(o))).collect(),
-            open: from.keys().copied().collect(),
-            idle: IdleProbe::after(SOURCE_PROBE),
-            last_progress: Instant::now(),
-        })
-    }
-
-    /// The next records (each partition's in offset order, at most `max`), or `None` once
-    /// every partition reached its end.
-    pub fn next_batch(&mut self, max: usize) -> anyhow::Result<Option<Vec<OwnedMessage>>> {
-        let mut batch = Vec::new();
-        while batch.len() < max && !self.open.is_empty() {
-            for (p, o) in self.idle.due(&mut self.positions, Instant::now()) {
-                seek_or_retry_later(&self.consumer, &self.topic, p, o, "read nothing: probe");
-            }
-            let timeout = if batch.is_empty() {
-                Duration::from_millis(200)
-            } else {
-                Duration::ZERO
-            };
-            match self.consumer.poll(timeout) {
-                Some(Ok(msg)) => {
-                    self.last_progress = Instant::now();
-                    let p = msg.partition();
-                    let Some(pos) = self.positions.get_mut(&p) else {
-                        continue;
-                    };
-                    if !pos.served() {
-                        self.idle.seen(p, self.last_progress);
-                    }
-                    match pos.check(msg.offset()) {
-                        Verdict::Accept => batch.push(msg.detach()),
-                        Verdict::Drop => {}
-                        Verdict::SeekTo(o) => {
-                            seek_or_retry_later(&self.consumer, &self.topic, p, o, "ran ahead")
-                        }
-                    }
-                }
-                Some(Err(KafkaError::PartitionEOF(p))) => {
-                    if self.positions.get(&p).is_some_and(|pos| !pos.seeking()) {
-                        self.open.remove(&p);
-                    }
-                }
-                Some(Err(e)) => tracing::warn!(topic = %self.topic, error = %e, "read"),
-                None => {
-                    if !batch.is_empty() {
-                        break;
-                    }
-                    if self.last_progress.elapsed() > RESTORE_STALL_MAX {
-                        anyhow::bail!(
-                            "reading {} partitions {:?} made no progress for {RESTORE_STALL_MAX:?}",
-                            self.topic,
-                            self.open
-                        );
-                    }
-                }
-            }
-        }
-        if batch.is_empty() && self.open.is_empty() {
-            return Ok(None);
-        }
-        Ok(Some(batch))
-    }
-}
-
-/// One topic partition as a [`Source`] (a [`TopicReader`] over it).
+/// One topic partition as a [`Source`] (a to-the-end [`PartitionReader`] over it).
 #[derive(Debug)]
 pub struct TopicSource {
-    reader: TopicReader,
+    reader: PartitionReader<RestoreContext>,
     buffer: std::collections::VecDeque<OwnedMessage>,
 }
 
@@ -582,7 +472,13 @@ impl TopicSource {
     /// Reads `topic`/`partition` from `from`.
     pub fn open(config: &Config, topic: &str, partition: i32, from: i64) -> anyhow::Result<Self> {
         Ok(Self {
-            reader: TopicReader::open(config, topic, &BTreeMap::from([(partition, from)]))?,
+            reader: PartitionReader::source(
+                config,
+                topic,
+                "replay",
+                &BTreeMap::from([(partition, from)]),
+                SOURCE_PROBE,
+            )?,
             buffer: Default::default(),
         })
     }
@@ -591,7 +487,7 @@ impl TopicSource {
 impl Source for TopicSource {
     fn next_record(&mut self) -> anyhow::Result<Option<OwnedMessage>> {
         while self.buffer.is_empty() {
-            match self.reader.next_batch(BATCH_RECORDS)? {
+            match self.reader.next_to_end(BATCH_RECORDS)? {
                 Some(b) => self.buffer.extend(b),
                 None => return Ok(None),
             }
@@ -611,8 +507,9 @@ pub fn refused_intents(
 ) -> anyhow::Result<Refused> {
     let mut refused = Refused::new();
     let from: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
-    let mut reader = TopicReader::open(config, &topics.deadletter, &from)?;
-    while let Some(batch) = reader.next_batch(BATCH_RECORDS)? {
+    let mut reader =
+        PartitionReader::source(config, &topics.deadletter, "replay", &from, SOURCE_PROBE)?;
+    while let Some(batch) = reader.next_to_end(BATCH_RECORDS)? {
         for m in batch {
             let header = |name: &str| -> Option<String> {
                 use rdkafka::message::Headers;

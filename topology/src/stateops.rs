@@ -2,7 +2,6 @@
 //! folding the whole outbox (the processor's own restore, every partition from offset 0).
 
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use anyhow::Context;
 use kledger_state::{RocksStore, digest};
@@ -60,7 +59,7 @@ pub fn restore(
                 &store,
                 &all,
                 &crate::registry::Codec::connect(config)?,
-                &AtomicBool::new(false),
+                &crate::shutdown::Shutdown::new(),
                 &|n| bar.inc(n),
             )?;
             bar.finish_and_clear();

@@ -15,8 +15,8 @@ use kledger_schemas::*;
 use kledger_testkit::build::{
     amend, document, fact, intent, purge, slotted, target_ref, third_party,
 };
+use kledger_topology::app;
 use kledger_topology::config::PrincipalConfig;
-use kledger_topology::runtime;
 use serde_json::Value;
 
 const ACCT: &str = "t_acme/user/u_1";
@@ -72,7 +72,7 @@ fn post(port: u16, i: &Intent) -> Value {
 }
 
 /// Waits until the view store folded `seq` commits of the account.
-fn wait_seq(port: u16, seq: i64, running: &runtime::Running) -> Value {
+fn wait_seq(port: u16, seq: i64, running: &app::Running) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         assert!(!running.finished(), "a runtime thread stopped");
@@ -132,7 +132,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         .principals
         .insert("bob".into(), principal(BOB, OwnerKind::Agent, "agt_bob"));
     create_topics(&b, &c);
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let running = Guard(Some(running), &b);
 
     // Access before anything: bad token, foreign tenant, bad input.
@@ -412,7 +412,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
 
 /// MemMachine interop: a fact whose evidence is an episodic message (posted as JSON), then the
 /// current rows as semantic features, filtered by session, category and org.
-fn semantic_features_with_episodic_evidence(port: u16, running: &runtime::Running) {
+fn semantic_features_with_episodic_evidence(port: u16, running: &app::Running) {
     let fact = fact("Prefers green tea");
     let i = intent(
         ACCT,
@@ -490,17 +490,17 @@ fn semantic_features_with_episodic_evidence(port: u16, running: &runtime::Runnin
 }
 
 /// Stops the runtime when the test fails, showing why a thread stopped.
-struct Guard<'a>(Option<runtime::Running>, &'a TestBroker);
+struct Guard<'a>(Option<app::Running>, &'a TestBroker);
 
 impl Guard<'_> {
-    fn take(mut self) -> runtime::Running {
+    fn take(mut self) -> app::Running {
         self.0.take().unwrap()
     }
 }
 
 impl std::ops::Deref for Guard<'_> {
-    type Target = runtime::Running;
-    fn deref(&self) -> &runtime::Running {
+    type Target = app::Running;
+    fn deref(&self) -> &app::Running {
         self.0.as_ref().unwrap()
     }
 }
@@ -542,7 +542,7 @@ fn forty_concurrent_ingress_waits_share_one_receipts_reader_and_exports_are_capp
         .principals
         .insert("alice".into(), principal(ALICE, OwnerKind::User, "u_1"));
     create_topics(&b, &c);
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let running = Guard(Some(running), &b);
     // The first wait starts the shared reader; measure from there.
     post(

@@ -56,7 +56,7 @@ fn kledger_roles(compose: &Value) -> Vec<(String, String)> {
             .map(|i| cmd[i + 1].clone());
         let role = role.unwrap_or_else(|| panic!("{name} has no --role"));
         // The role parses as `kledger run --role` parses it.
-        kledger_topology::runtime::Roles::parse(&role).unwrap();
+        kledger_topology::app::Roles::parse(&role).unwrap();
         let env = &svc["environment"];
         assert_eq!(
             s(&env["KLEDGER_KAFKA__BOOTSTRAP_SERVERS"]),

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::HttpConfig;
-use kledger_topology::runtime::processor_status::Status;
+use kledger_topology::runtime::status::Status;
 use kledger_topology::{http, metrics};
 
 struct Listener {

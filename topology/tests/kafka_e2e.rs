@@ -14,7 +14,7 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::encode_single_object;
 use kledger_schemas::{Commit, IntentRecord};
 use kledger_state::{RocksConfig, RocksStore, digest};
-use kledger_topology::runtime;
+use kledger_topology::app;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 const PARTITIONS: i32 = 8;
@@ -24,14 +24,14 @@ fn run_until_answered(
     c: &kledger_topology::config::Config,
     records: &[IntentRecord],
 ) {
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     wait_answered(c, records, Duration::from_secs(180));
     b.rt.block_on(running.stop()).unwrap();
 }
 
 /// Runs until restore is done (readiness), then stops.
 fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     while !running.status.ready() {
         assert!(std::time::Instant::now() < deadline, "not ready in time");
@@ -70,7 +70,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     create_topics(&b, &c);
     let records = stream(21, 100, 10_000);
     publish_all(&c, &records);
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     wait_answered(&c, &records, Duration::from_secs(180));
     let (ready, _) = http_get(port, "/readyz");
     let (metrics_status, metrics) = http_get(port, "/metrics");
@@ -195,7 +195,7 @@ fn misrouted_and_undecodable_records_are_dead_lettered_with_their_bytes() {
         p.send(r).map_err(|(e, _)| e).unwrap();
     }
     p.flush(Duration::from_secs(10)).unwrap();
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     wait_answered(&c, &good, Duration::from_secs(120));
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     let dead = loop {
@@ -324,7 +324,7 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
     assert_eq!(d.outbox_offset, Some(outbox_len), "{d}");
     let fresh = tempfile::tempdir().unwrap();
     let c2 = config(&b.bootstrap, fresh.path(), PARTITIONS, "e2e-fork");
-    let running = b.rt.block_on(runtime::start(c2)).unwrap();
+    let running = b.rt.block_on(app::start(c2)).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while !running.finished() {
         assert!(
@@ -409,7 +409,7 @@ fn an_intent_read_again_after_a_later_commit_is_not_committed_then() {
             .unwrap();
         consumer.commit(&tpl, CommitMode::Sync).unwrap();
     }
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     let rs = loop {
         let rs = receipts(&b.bootstrap, &c);
@@ -494,7 +494,7 @@ fn a_commit_the_producer_refuses_is_answered_rejected_and_nothing_else_waits() {
     run.kafka
         .producer_properties
         .insert("message.max.bytes".into(), "300000".into());
-    let running = b.rt.block_on(runtime::start(run)).unwrap();
+    let running = b.rt.block_on(app::start(run)).unwrap();
     if let Err(why) = answered(&c, &records, Duration::from_secs(180), || {
         !running.finished()
     }) {

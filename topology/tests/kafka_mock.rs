@@ -15,7 +15,7 @@ use common::*;
 use kledger_schemas::IntentRecord;
 use kledger_testkit::{GenConfig, Generator};
 use kledger_topology::config::{Config, DeliveryMode};
-use kledger_topology::{metrics, runtime};
+use kledger_topology::{app, metrics};
 use rdkafka::mocking::MockCluster;
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
 
@@ -74,7 +74,7 @@ fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
     let records = stream(43, 800);
     publish_all(&c, &records);
     let rt = rt();
-    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = rt.block_on(app::start(c.clone())).unwrap();
     // A non-retriable produce error fails one batch: the transaction is aborted, state is
     // re-synced from the outbox, and the batch is decided again.
     mock.request_errors(
@@ -131,7 +131,7 @@ fn a_failing_broker_degrades_the_processor_and_it_recovers_by_itself() {
         RDKafkaApiKey::Produce,
         &[RDKafkaRespErr::RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED; 60],
     );
-    let running = rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = rt.block_on(app::start(c.clone())).unwrap();
     let deadline = std::time::Instant::now() + Duration::from_secs(120);
     let reason = loop {
         if let Some(r) = running.status.degraded() {

@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
-use kledger_topology::runtime;
+use kledger_topology::app;
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 fn docker() -> std::path::PathBuf {
@@ -112,7 +112,7 @@ fn prometheus_scrapes_kledger_and_every_dashboard_and_alert_query_returns_data()
     )
     .unwrap();
     raw.flush(Duration::from_secs(10)).unwrap();
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     wait_answered(&c, &records, Duration::from_secs(120));
     let auth = format!("Bearer {TOKEN}");
     let (status, _) = http_request(

@@ -12,10 +12,10 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kledger_state::ViewStore;
+use kledger_topology::app;
 use kledger_topology::config::Config;
 use kledger_topology::generations::Generations;
-use kledger_topology::rebuild::{Projection, rebuild};
-use kledger_topology::runtime;
+use kledger_topology::rebuild::{ProjectionKind, rebuild};
 use kledger_topology::vector::{Scanned, VectorIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -39,12 +39,8 @@ fn follower(dir: &Path, scratch: &Path) -> ViewStore {
 }
 
 /// Runs kledger until the views of every account reach their last commit.
-fn run_until_projected(
-    b: &TestBroker,
-    c: &Config,
-    seqs: &BTreeMap<String, i64>,
-) -> runtime::Running {
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+fn run_until_projected(b: &TestBroker, c: &Config, seqs: &BTreeMap<String, i64>) -> app::Running {
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let gens = Generations::new(&c.views.dir).unwrap();
     let deadline = Instant::now() + Duration::from_secs(180);
     let scratch = tempfile::tempdir().unwrap();
@@ -230,7 +226,7 @@ fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
 
     // Rebuild the views while kledger runs: the new generation is swapped in and the old one
     // deleted once the running sink and readers let go of it.
-    let r = rebuild(&c, Projection::Views, false).unwrap();
+    let r = rebuild(&c, ProjectionKind::Views, false).unwrap();
     assert_eq!((r.generation.as_str(), r.resumed), ("g000002", false));
     assert!(r.records as usize >= seqs.values().sum::<i64>() as usize);
     let deadline = Instant::now() + Duration::from_secs(30);
@@ -258,7 +254,7 @@ fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
     // Rebuild the vectors (kledger stopped): the same points and payloads.
     let live_points = scan(&c, "g000001");
     assert!(live_points.len() > 100, "live index has points");
-    let r = rebuild(&c, Projection::Vectors, false).unwrap();
+    let r = rebuild(&c, ProjectionKind::Vectors, false).unwrap();
     assert_eq!(r.generation, "g000002");
     assert_same_points(&scan(&c, "g000002"), &live_points, "rebuilt");
     // Its payload indexes (written build-only, rebuilt when it opens) answer filters as the
@@ -266,7 +262,7 @@ fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
     assert_filtered_counts(&c, "g000001", &live_points);
     assert_filtered_counts(&c, "g000002", &live_points);
     // A second rebuild deletes the generation nobody holds any more.
-    let r = rebuild(&c, Projection::Vectors, false).unwrap();
+    let r = rebuild(&c, ProjectionKind::Vectors, false).unwrap();
     assert_eq!(
         (r.generation.as_str(), r.deleted),
         ("g000003", vec!["g000001".to_owned()])

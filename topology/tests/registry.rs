@@ -20,7 +20,7 @@ use kledger_schemas::{Commit, Receipt, View};
 use kledger_testkit::registry::TestRegistry;
 use kledger_topology::config::Config;
 use kledger_topology::registry::Codec;
-use kledger_topology::{replay, runtime};
+use kledger_topology::{app, replay};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 const PARTITIONS: i32 = 4;
@@ -55,7 +55,7 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
     plain.registry.url = String::new();
     publish_all(&plain, &records[..200]);
 
-    let running = b.rt.block_on(runtime::start(c.clone())).unwrap();
+    let running = b.rt.block_on(app::start(c.clone())).unwrap();
     publish_all(&c, &records[200..]);
     // An intent framed with an id the registry never gave.
     let key = "t_acme/user/u_unknown_id";
@@ -182,7 +182,7 @@ fn a_schema_incompatible_with_the_subject_stops_kledger_before_it_writes() {
     registry.put(&format!("{}-value", c.topics().intents), old);
     let err = Codec::connect(&c).unwrap_err().to_string();
     assert!(err.contains("not compatible"), "{err}");
-    let Err(err) = b.rt.block_on(runtime::start(c.clone())) else {
+    let Err(err) = b.rt.block_on(app::start(c.clone())) else {
         panic!("kledger must not start");
     };
     assert!(format!("{err:#}").contains("not compatible"), "{err:#}");

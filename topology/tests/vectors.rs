@@ -38,22 +38,15 @@ fn ledger(n: usize) -> Ledger {
 }
 
 fn feed(index: &dyn VectorIndex, marks: &MarkStore, commits: &[Commit], embedder: &dyn Embedder) {
-    let mut offsets = BTreeMap::new();
-    let batch: Vec<(i32, i64, Commit)> = commits
-        .iter()
-        .map(|c| {
-            let p = kledger_processors::routing::partition_for(c.account_id.as_bytes(), PARTITIONS);
-            let o = offsets.entry(p).or_insert(0i64);
-            *o += 1;
-            (p, *o - 1, c.clone())
-        })
-        .collect();
+    let batch = kledger_testkit::kafka::positioned(commits, |c| {
+        kledger_processors::routing::partition_for(c.account_id.as_bytes(), PARTITIONS)
+    });
     for chunk in batch.chunks(300) {
         let pl = plan(marks, chunk).unwrap();
         apply(index, embedder, &HashEmbedder::default(), &pl).unwrap();
         let applied: BTreeMap<String, i64> = chunk
             .iter()
-            .map(|(_, _, c)| (c.account_id.clone(), c.commit_seq))
+            .map(|c| (c.commit.account_id.clone(), c.commit.commit_seq))
             .collect();
         let mut latest = BTreeMap::new();
         for (a, s) in applied {

@@ -284,18 +284,9 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         marks: Some(MarkStore::open(&dir.path().join("marks"))?),
     };
     let embedder = LocalEmbedder::new(256);
-    let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-    let positioned: Vec<(i32, i64, Commit)> = ledger
-        .commits
-        .iter()
-        .map(|c| {
-            let o = next.entry(c.intent_partition).or_insert(0);
-            *o += 1;
-            (c.intent_partition, *o - 1, c.clone())
-        })
-        .collect();
+    let positioned = crate::kafka::positioned(&ledger.commits, |c| c.intent_partition);
     for chunk in positioned.chunks(500) {
-        let read: Vec<(i32, i64)> = chunk.iter().map(|(p, o, _)| (*p, *o)).collect();
+        let read: Vec<(i32, i64)> = chunk.iter().map(|c| (c.partition, c.offset)).collect();
         kledger_topology::sinks::views::fold(&views, chunk, read.iter().copied())?;
         kledger_topology::sinks::vectors::project(
             &g,
@@ -362,13 +353,17 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         partitions: 4,
         producer: Arc::default(),
         codec: Arc::default(),
-        index: Some(Arc::new(Live::with_value(
-            &dir.path().join("gens"),
-            "g000001",
-            g,
-            no_swap_v,
-        )?)),
-        embedder: Some(Arc::new(embedder)),
+        search: Some(Arc::new(std::sync::OnceLock::from(
+            kledger_topology::vector::SearchIndex {
+                live: Arc::new(Live::with_value(
+                    &dir.path().join("gens"),
+                    "g000001",
+                    g,
+                    no_swap_v,
+                )?),
+                embedder: Arc::new(embedder),
+            },
+        ))),
         exports: Arc::new(tokio::sync::Semaphore::new(2)),
         receipts: Arc::default(),
     };

@@ -18,8 +18,8 @@ use std::time::Duration;
 
 use kledger_schemas::IntentRecord;
 use kledger_schemas::avro::decode;
+use kledger_topology::app;
 use kledger_topology::config::{Config, DeliveryMode};
-use kledger_topology::runtime;
 use rdkafka::mocking::{MockCluster, MockCoordinator};
 use rdkafka::types::{RDKafkaApiKey, RDKafkaRespErr};
 
@@ -134,7 +134,7 @@ fn run(
         .enable_all()
         .build()?;
     publish_all(&c, phases[0]);
-    let running = rt.block_on(runtime::start(c.clone()))?;
+    let running = rt.block_on(app::start(c.clone()))?;
     let retriable = RDKafkaRespErr::RD_KAFKA_RESP_ERR_NOT_LEADER_FOR_PARTITION;
     let mut inject = |what: &'static str, n: usize| {
         *f.injected.entry(what).or_insert(0) += n;

@@ -7,8 +7,8 @@ use std::time::{Duration, Instant};
 
 use kledger_processors::access::Principal;
 use kledger_schemas::OwnerKind;
+use kledger_topology::app;
 use kledger_topology::config::PrincipalConfig;
-use kledger_topology::runtime;
 use rdkafka::mocking::MockCluster;
 
 use super::Row;
@@ -125,7 +125,7 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         .worker_threads(2)
         .enable_all()
         .build()?;
-    let running = rt.block_on(runtime::start(c.clone()))?;
+    let running = rt.block_on(app::start(c.clone()))?;
     let answered_first = answered(&c, first, Duration::from_secs(120), || !running.finished());
     // The outage: the second half was published and is being decided when the broker goes.
     publish_all(&c, second);

@@ -191,7 +191,7 @@ pub fn processor_run(
 ) -> f64 {
     let before = Scrape::now();
     let running = rt
-        .block_on(kledger_topology::runtime::start(c.clone()))
+        .block_on(kledger_topology::app::start(c.clone()))
         .expect("start");
     // The rate runs from the first record: group join and restore are not throughput.
     while !running.status.ready() {

@@ -53,11 +53,9 @@ pub struct Api {
     pub codec: Arc<crate::registry::Codec>,
     /// The ingress producer (created on first use).
     pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
-    /// The vector projection search queries (its active generation; none: search answers
-    /// 503).
-    pub index: Option<Arc<crate::generations::Live<crate::vector::VectorGen>>>,
-    /// The query embedder.
-    pub embedder: Option<Arc<dyn crate::vector::embedder::Embedder>>,
+    /// The vector projection search queries, once it is open (none: this process has no
+    /// vector index; search answers 503 either way until it is open).
+    pub search: Option<crate::vector::SearchSlot>,
     /// Exports running now (at most `api.exports_max`).
     pub exports: Arc<tokio::sync::Semaphore>,
     /// The receipts reader ingress waits share.

@@ -98,14 +98,21 @@ pub fn search_knowledge(
     if !(1..=QUERY_CHARS_MAX).contains(&n) || req.query.trim().is_empty() {
         return Err(ApiError::bad("bad_query", "query must have 1..=500 chars"));
     }
-    let (Some(live), Some(embedder)) = (&api.index, &api.embedder) else {
+    let Some(slot) = &api.search else {
         return Err(ApiError::new(
             StatusCode::SERVICE_UNAVAILABLE,
             "search_unavailable",
             "no vector index in this process",
         ));
     };
-    let index = live.get().index.clone();
+    let Some(search) = slot.get() else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "search_unavailable",
+            "the vector index is not open yet",
+        ));
+    };
+    let (index, embedder) = (search.live.get().index.clone(), &search.embedder);
     let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
     let filter = access_filter(p, &acct, &req.kinds);
     let dense = embedder

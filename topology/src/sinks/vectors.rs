@@ -1,6 +1,6 @@
 //! The vector projection: keeps the collection `cm_text_<dim>_v1` in step with the outbox.
 //!
-//! Per batch (see [`super::reader`] for reading): for each commit above its account's mark,
+//! Per batch ([`super::projection`] drives it): for each commit above its account's mark,
 //! every changed row is placed — active, superseded and closed rows are upserted with their
 //! status in the payload (default search asks for active ones), tombstoned and restricted rows
 //! are deleted (restricted rows are never written). Within a batch the last change of a row
@@ -9,25 +9,25 @@
 //! The index write is acknowledged (durable) before the marks are written, so a crash repeats
 //! a batch and never skips one; commits at or below an account's mark are skipped, so a sink
 //! that re-reads old commits never regresses a newer point.
+//!
+//! Two projections write it: [`VectorProjection`] live, one batch at a time, and
+//! [`VectorBuild`] for a rebuild's new generation, which embeds the next batch while a writer
+//! thread writes the last one.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
+use std::sync::mpsc::{SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use kledger_processors::embed::HashEmbedder;
 use kledger_processors::ids::memory_uuid;
 use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
-use kledger_schemas::{Commit, Row};
+use kledger_schemas::Row;
 use kledger_state::MarkStore;
 use uuid::Uuid;
 
-use super::reader::OutboxReader;
-use crate::config::Config;
-use crate::generations::Live;
+use super::projection::{OutboxCommit, Projection};
 use crate::metrics as m;
-use crate::registry::Codec;
-use crate::runtime::status::Status;
 use crate::vector::embedder::Embedder;
 use crate::vector::{Point, VectorGen, VectorIndex};
 
@@ -53,9 +53,14 @@ pub struct Plan<'a> {
 }
 
 /// Plans `commits` against `marks`: which points to upsert or delete.
-pub fn plan<'a>(marks: &MarkStore, commits: &'a [(i32, i64, Commit)]) -> anyhow::Result<Plan<'a>> {
+pub fn plan<'a>(marks: &MarkStore, commits: &'a [OutboxCommit]) -> anyhow::Result<Plan<'a>> {
     let mut plan = Plan::default();
-    for (p, offset, c) in commits {
+    for OutboxCommit {
+        partition: p,
+        offset,
+        commit: c,
+    } in commits
+    {
         plan.positions.insert(*p, offset + 1);
         let mark = match plan.applied.get(&c.account_id) {
             Some(s) => *s,
@@ -83,94 +88,42 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [(i32, i64, Commit)]) -> anyhow:
     Ok(plan)
 }
 
-/// The vector sink (runs on its own OS thread: every call in it may block).
+/// The live vector projection: writes a generation's index and marks, one batch at a time.
 #[derive(Debug)]
-pub struct VectorSink {
-    live: Arc<Live<VectorGen>>,
-    current: Arc<VectorGen>,
-    generation: String,
+pub struct VectorProjection {
+    generation: Arc<VectorGen>,
     embedder: Arc<dyn Embedder>,
     hasher: HashEmbedder,
-    reader: OutboxReader,
-    status: Arc<Status>,
-    shutdown: Arc<AtomicBool>,
 }
 
-/// How often the sink looks for a rebuilt generation.
-const GENERATION_CHECK: std::time::Duration = std::time::Duration::from_secs(1);
-
-impl VectorSink {
-    /// Connects the clients and subscribes to the outbox; writes `live`'s active generation.
-    pub fn new(
-        config: &Config,
-        live: Arc<Live<VectorGen>>,
-        embedder: Arc<dyn Embedder>,
-        status: Arc<Status>,
-        shutdown: Arc<AtomicBool>,
-        codec: Arc<Codec>,
-    ) -> anyhow::Result<Self> {
-        status.set_sink(SINK, false);
-        let reader = OutboxReader::new(
-            config,
-            SINK,
-            config.vectors.batch_records_max,
-            config.vectors.batch_wait_ms,
-            codec,
-        )?;
-        Ok(Self {
-            current: live.get(),
-            generation: live.generation(),
-            live,
+impl VectorProjection {
+    /// The projection into `generation` with `embedder`'s vectors.
+    pub fn new(generation: Arc<VectorGen>, embedder: Arc<dyn Embedder>) -> Self {
+        Self {
+            generation,
             embedder,
             hasher: HashEmbedder::default(),
-            reader,
-            status,
-            shutdown,
-        })
-    }
-
-    /// Runs until shutdown, an error, or a rebuilt generation was swapped in (the caller
-    /// starts the sink again on it).
-    pub fn run(mut self) -> anyhow::Result<()> {
-        let result = self.run_loop();
-        self.reader.close();
-        result
-    }
-
-    fn run_loop(&mut self) -> anyhow::Result<()> {
-        let current = self.current.clone();
-        let position_of =
-            move |p: i32| -> anyhow::Result<i64> { Ok(current.marks()?.position(p)?) };
-        let mut checked = Instant::now();
-        while !self.shutdown.load(Ordering::Relaxed) {
-            if checked.elapsed() >= GENERATION_CHECK {
-                checked = Instant::now();
-                self.live.refresh()?;
-                if self.live.generation() != self.generation {
-                    tracing::info!(generation = %self.live.generation(), "vector projection rebuilt; the sink starts again on it");
-                    return Ok(());
-                }
-            }
-            self.reader.handle_events(&position_of)?;
-            let batch = self.reader.next_batch()?;
-            self.status.set_sink(SINK, self.reader.caught_up());
-            if batch.is_empty() {
-                continue;
-            }
-            let started = Instant::now();
-            let commits = self.reader.decode(&batch)?;
-            let read = batch.iter().map(|msg| {
-                (
-                    rdkafka::Message::partition(msg),
-                    rdkafka::Message::offset(msg),
-                )
-            });
-            project(&self.current, &*self.embedder, &self.hasher, &commits, read)?;
-            metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => SINK)
-                .record(started.elapsed().as_secs_f64());
-            self.reader.report_progress(&position_of)?;
         }
-        Ok(())
+    }
+}
+
+impl Projection for VectorProjection {
+    fn name(&self) -> &'static str {
+        SINK
+    }
+
+    fn position(&self, p: i32) -> anyhow::Result<i64> {
+        Ok(self.generation.marks()?.position(p)?)
+    }
+
+    fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
+        project(
+            &self.generation,
+            &*self.embedder,
+            &self.hasher,
+            commits,
+            read.iter().copied(),
+        )
     }
 }
 
@@ -181,7 +134,7 @@ pub fn project(
     g: &VectorGen,
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
-    commits: &[(i32, i64, Commit)],
+    commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
     let marks = g.marks()?;
@@ -202,7 +155,7 @@ pub fn project(
 /// too).
 fn plan_read<'a>(
     marks: &MarkStore,
-    commits: &'a [(i32, i64, Commit)],
+    commits: &'a [OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<Plan<'a>> {
     let mut plan = plan(marks, commits)?;
@@ -225,7 +178,7 @@ pub struct Prepared {
 
 /// The first half of a rebuild's batch: plans `commits` against `marks` and builds the points.
 ///
-/// A rebuild prepares batch N+1 while batch N is written ([`crate::rebuild`]): planning reads
+/// A rebuild prepares batch N+1 while batch N is written ([`VectorBuild`]): planning reads
 /// the marks for commits at or below an account's mark, and a later batch's commits of an
 /// account are always above what an earlier batch wrote, so the earlier batch's marks need
 /// not be durable yet.
@@ -233,7 +186,7 @@ pub fn prepare(
     marks: &MarkStore,
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
-    commits: &[(i32, i64, Commit)],
+    commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
     render: bool,
 ) -> anyhow::Result<Prepared> {
@@ -416,4 +369,125 @@ fn build(
         });
     }
     Ok(points)
+}
+
+/// Outbox records projected between two syncs of the vector index during a rebuild (a flush of
+/// every engine shard, then the marks): a rebuild killed midway repeats at most this many.
+pub const BUILD_SYNC_RECORDS: u64 = 50_000;
+
+/// A rebuild's vector generation, written on two threads: the driver's thread reads, decodes,
+/// plans and embeds batch N+1 ([`prepare`], against the marks) while a writer thread writes
+/// batch N to the index ([`write_unsynced`]), in batch order; every [`BUILD_SYNC_RECORDS`]
+/// records and at the end the writer makes the index durable and then writes the marks
+/// ([`sync`]). At most one prepared batch waits.
+///
+/// The writer thread opens the index itself (creating a collection and its payload indexes
+/// takes a few hundred milliseconds), so the outbox's first batch is read meanwhile; it also
+/// closes the index, before [`Projection::finish`] returns.
+pub struct VectorBuild {
+    marks: Arc<MarkStore>,
+    embedder: Box<dyn Embedder>,
+    hasher: HashEmbedder,
+    /// Whether payloads are rendered for the embedded engine as they are built
+    /// ([`crate::vector::VectorIndex::renders_payloads`]).
+    render: bool,
+    tx: Option<SyncSender<Prepared>>,
+    writer: Option<JoinHandle<anyhow::Result<()>>>,
+}
+
+impl std::fmt::Debug for VectorBuild {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("VectorBuild")
+            .field("render", &self.render)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a generation's index (on the writer thread).
+pub type OpenIndex =
+    Box<dyn FnOnce() -> anyhow::Result<Arc<dyn crate::vector::VectorIndex>> + Send + 'static>;
+
+impl VectorBuild {
+    /// Starts the writer thread, which opens the index with `open`.
+    pub fn new(
+        marks: MarkStore,
+        open: OpenIndex,
+        embedder: Box<dyn Embedder>,
+        render: bool,
+    ) -> anyhow::Result<Self> {
+        let marks = Arc::new(marks);
+        let (tx, rx) = sync_channel::<Prepared>(1);
+        let writes = marks.clone();
+        let writer = std::thread::Builder::new()
+            .name("rebuild-vectors".into())
+            .spawn(move || -> anyhow::Result<()> {
+                let index = open()?;
+                let mut pending = Unsynced::default();
+                for batch in rx {
+                    write_unsynced(index.as_ref(), batch, &mut pending)?;
+                    if pending.records >= BUILD_SYNC_RECORDS {
+                        sync(index.as_ref(), &writes, &mut pending)?;
+                    }
+                }
+                sync(index.as_ref(), &writes, &mut pending)
+            })?;
+        Ok(Self {
+            marks,
+            embedder,
+            hasher: HashEmbedder::default(),
+            render,
+            tx: Some(tx),
+            writer: Some(writer),
+        })
+    }
+
+    /// Stops taking batches and waits for the writer: its result.
+    fn join(&mut self) -> anyhow::Result<()> {
+        drop(self.tx.take());
+        match self.writer.take() {
+            Some(h) => h
+                .join()
+                .map_err(|_| anyhow::anyhow!("the vector writer thread panicked"))?,
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for VectorBuild {
+    fn drop(&mut self) {
+        // A rebuild that fails still lets the batch being written finish before the
+        // generation is released.
+        let _ = self.join();
+    }
+}
+
+impl Projection for VectorBuild {
+    fn name(&self) -> &'static str {
+        SINK
+    }
+
+    fn position(&self, p: i32) -> anyhow::Result<i64> {
+        Ok(self.marks.position(p)?)
+    }
+
+    fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
+        let prepared = prepare(
+            &self.marks,
+            &*self.embedder,
+            &self.hasher,
+            commits,
+            read.iter().copied(),
+            self.render,
+        )?;
+        if self.tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()) {
+            return Ok(());
+        }
+        // The writer stopped: its error says why.
+        self.join()?;
+        anyhow::bail!("the vector writer stopped")
+    }
+
+    fn finish(&mut self) -> anyhow::Result<()> {
+        self.join()
+    }
 }

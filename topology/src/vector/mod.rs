@@ -160,6 +160,26 @@ impl VectorGen {
     }
 }
 
+/// The vector projection as search reads it: the live generation and the query embedder.
+pub struct SearchIndex {
+    /// The active generation.
+    pub live: std::sync::Arc<crate::generations::Live<VectorGen>>,
+    /// Embeds queries (and, in the owner, rows).
+    pub embedder: std::sync::Arc<dyn embedder::Embedder>,
+}
+
+impl std::fmt::Debug for SearchIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SearchIndex")
+            .field("generation", &self.live.generation())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Where the search index appears once it is open: a process opens it in the background (a
+/// Qdrant server may be unreachable at start; search answers 503 until it is open).
+pub type SearchSlot = std::sync::Arc<std::sync::OnceLock<SearchIndex>>;
+
 /// The index of generation `generation` (directory `dir`) of the collection `name` of
 /// dimension `dim` on the configured backend (a generation also has marks when this process
 /// owns the projection: [`open_marks`]). The embedded engine keeps it in

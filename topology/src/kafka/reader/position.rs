@@ -1,4 +1,4 @@
-//! Per-partition read positions, kept by kledger itself.
+//! Per-partition read positions, kept by the reader itself (private to [`super`]).
 //!
 //! A consumer must see a partition's records in order from a known offset. Two things break
 //! that and are handled here:
@@ -19,16 +19,16 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 /// Quiet time after which a position that was never served is probed backwards.
-pub const IDLE_PROBE: Duration = Duration::from_millis(1_000);
+pub(super) const IDLE_PROBE: Duration = Duration::from_millis(1_000);
 
 /// First seek-back distance.
-pub const FIRST_STEP: i64 = 64;
+pub(super) const FIRST_STEP: i64 = 64;
 /// Growth of the seek-back distance per probe.
-pub const STEP_FACTOR: i64 = 16;
+pub(super) const STEP_FACTOR: i64 = 16;
 
 /// What to do with a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verdict {
+pub(super) enum Verdict {
     /// The next record: process it.
     Accept,
     /// Older than the position: drop it.
@@ -38,11 +38,11 @@ pub enum Verdict {
 }
 
 /// Repeats of a jump ahead, after seeking to offset 0, before it is taken as a real gap.
-pub const BOTTOM_REPEATS: u32 = 3;
+pub(super) const BOTTOM_REPEATS: u32 = 3;
 
 /// The position of one partition.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Position {
+pub(super) struct Position {
     next: i64,
     back: i64,
     seeking: bool,
@@ -53,7 +53,7 @@ pub struct Position {
 
 impl Position {
     /// A position at `next` (the offset of the next record to process).
-    pub fn at(next: i64) -> Self {
+    pub(super) fn at(next: i64) -> Self {
         Self {
             next,
             back: 0,
@@ -66,26 +66,26 @@ impl Position {
     }
 
     /// The next offset to process.
-    pub fn next(&self) -> i64 {
+    pub(super) fn next(&self) -> i64 {
         self.next
     }
 
     /// Whether a seek back is still on its way (the broker has not yet served the region
     /// before the position); an end-of-partition report before that is not the end.
-    pub fn seeking(&self) -> bool {
+    pub(super) fn seeking(&self) -> bool {
         self.seeking && !self.saw_before_next
     }
 
     /// Whether a fetch has served this position (a record at or before it was read): from
     /// then on the consumer reads in order from batch boundaries.
-    pub fn served(&self) -> bool {
+    pub(super) fn served(&self) -> bool {
         self.served
     }
 
     /// For a position that reads nothing: where to seek to find out whether the broker skipped
     /// it (see the module comment). None once the position was served or the search reached
     /// the start.
-    pub fn probe(&mut self) -> Option<i64> {
+    pub(super) fn probe(&mut self) -> Option<i64> {
         if self.served {
             return None;
         }
@@ -117,7 +117,7 @@ impl Position {
     }
 
     /// Judges the record at `offset`.
-    pub fn check(&mut self, offset: i64) -> Verdict {
+    pub(super) fn check(&mut self, offset: i64) -> Verdict {
         if offset < self.next {
             if self.seeking {
                 self.saw_before_next = true;
@@ -144,7 +144,7 @@ impl Position {
 
 /// When to probe positions that read nothing (see [`Position::probe`]).
 #[derive(Debug)]
-pub struct IdleProbe {
+pub(super) struct IdleProbe {
     quiet_since: BTreeMap<i32, Instant>,
     quiet: Duration,
 }
@@ -158,7 +158,7 @@ impl Default for IdleProbe {
 impl IdleProbe {
     /// Probes after `quiet` without a record (a reader of a topic that is not being written
     /// can probe sooner than a live consumer).
-    pub fn after(quiet: Duration) -> Self {
+    pub(super) fn after(quiet: Duration) -> Self {
         Self {
             quiet_since: BTreeMap::new(),
             quiet,
@@ -166,7 +166,7 @@ impl IdleProbe {
     }
 
     /// Partition `p` read a record in the round that ended `now`.
-    pub fn seen(&mut self, p: i32, now: Instant) {
+    pub(super) fn seen(&mut self, p: i32, now: Instant) {
         if let Some(t) = self.quiet_since.get_mut(&p) {
             *t = now;
         }
@@ -174,7 +174,7 @@ impl IdleProbe {
 
     /// Seeks (partition, offset) for the positions not yet served that read nothing for the
     /// quiet time ([`IDLE_PROBE`] by default).
-    pub fn due(
+    pub(super) fn due(
         &mut self,
         positions: &mut BTreeMap<i32, Position>,
         now: Instant,

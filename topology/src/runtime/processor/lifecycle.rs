@@ -161,7 +161,7 @@ impl Processor {
         let tpl = self
             .tpl(&ps, Some(&next_offsets))
             .map_err(BatchError::Fatal)?;
-        if let Err(e) = self.consumer.commit(&tpl, CommitMode::Sync) {
+        if let Err(e) = self.reader.consumer().commit(&tpl, CommitMode::Sync) {
             // State and outbox are durable; the next commit covers these offsets, and a
             // re-read after a crash answers `duplicate`.
             tracing::warn!(error = %e, "committing input offsets failed");
@@ -356,7 +356,11 @@ impl Processor {
             .tpl(&ps, Some(&next_offsets))
             .map_err(|e| e.to_string())
             .and_then(|tpl| {
-                let meta = self.consumer.group_metadata().ok_or("no group metadata")?;
+                let meta = self
+                    .reader
+                    .consumer()
+                    .group_metadata()
+                    .ok_or("no group metadata")?;
                 self.producer
                     .send_offsets_to_transaction(&tpl, &meta, Duration::from_secs(30))
                     .map_err(|e| e.to_string())?;

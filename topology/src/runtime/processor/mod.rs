@@ -17,29 +17,28 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{Receiver, Sender, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_state::{RocksStore, StateStore, keys};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::batch::Refused;
-use super::clients::seek_or_retry_later;
 use super::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
 use super::coverage::Coverage;
-use super::position::{IdleProbe, Position, Verdict};
 use super::restore::restore;
 use super::status::Status;
 use crate::config::{Config, DeliveryMode};
+use crate::context::AppContext;
+use crate::kafka::reader::{BatchBounds, PartitionReader};
 use crate::metrics as m;
 use crate::registry::Codec;
+use crate::shutdown::Shutdown;
 use crate::topics::Topics;
 
 mod lifecycle;
@@ -84,7 +83,7 @@ pub struct Processor {
     partitions: i32,
     store: Arc<RocksStore>,
     codec: Arc<Codec>,
-    consumer: BaseConsumer<EventContext>,
+    reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
     producer: ThreadedProducer<DeliveryContext>,
     deliveries: Receiver<Delivery>,
@@ -97,9 +96,6 @@ pub struct Processor {
     /// Partitions revoked since the last assignment (eager rebalances revoke everything and
     /// often hand the same partitions back).
     revoked: BTreeSet<i32>,
-    /// Probes positions that read nothing (tansu's last-batch fetch quirk).
-    idle: IdleProbe,
-    positions: BTreeMap<i32, Position>,
     /// Intents whose commit the broker refused for good (answered `rejected` when read again).
     refused: Refused,
     /// Whether the group owns every intents partition.
@@ -109,7 +105,7 @@ pub struct Processor {
     /// Since when the group has given this consumer nothing after revoking its partitions.
     rejoining_since: Option<Instant>,
     status: Arc<Status>,
-    shutdown: Arc<AtomicBool>,
+    shutdown: Shutdown,
 }
 
 impl std::fmt::Debug for Processor {
@@ -131,16 +127,16 @@ fn transactional_id(config: &Config) -> Option<String> {
 }
 
 impl Processor {
-    /// Connects the clients and subscribes; `partitions` is the checked partition count;
-    /// records are read and written with `codec`.
-    pub fn new(
-        config: Arc<Config>,
-        partitions: i32,
-        store: Arc<RocksStore>,
-        status: Arc<Status>,
-        shutdown: Arc<AtomicBool>,
-        codec: Arc<Codec>,
-    ) -> anyhow::Result<Self> {
+    /// Connects the clients and subscribes, over `store`, with the context's configuration,
+    /// codec, status, shutdown and checked partition count.
+    pub fn new(ctx: &AppContext, store: Arc<RocksStore>) -> anyhow::Result<Self> {
+        let AppContext {
+            config,
+            codec,
+            status,
+            shutdown,
+            partitions,
+        } = ctx.clone();
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
         let cc = consumer_config(&config, "apply");
@@ -148,9 +144,11 @@ impl Processor {
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::new(ev_tx, topics.intents.clone()))
             .context("create consumer")?;
-        consumer
-            .subscribe(&[&topics.intents])
-            .context("subscribe")?;
+        let bounds = BatchBounds {
+            records_max: config.processor.batch_records_max,
+            wait: Duration::from_millis(config.processor.batch_wait_ms),
+        };
+        let reader = PartitionReader::group(consumer, &topics.intents, "apply", bounds)?;
         let (producer, deliveries) = new_producer(&config)?;
         let (restore_tx, restores) = channel();
         Ok(Self {
@@ -159,7 +157,7 @@ impl Processor {
             partitions,
             store,
             codec,
-            consumer,
+            reader,
             events,
             producer,
             deliveries,
@@ -170,8 +168,6 @@ impl Processor {
             restore_tx,
             restore_threads: Vec::new(),
             revoked: BTreeSet::new(),
-            idle: IdleProbe::default(),
-            positions: BTreeMap::new(),
             refused: Refused::new(),
             coverage,
             failing_since: BTreeMap::new(),
@@ -189,15 +185,14 @@ impl Processor {
             return Ok(());
         }
         let mine: BTreeSet<i32> = self.parts.keys().copied().collect();
-        let rejoin = self.coverage.check(&self.consumer, &mine, Instant::now());
+        let rejoin = self
+            .coverage
+            .check(self.reader.consumer(), &mine, Instant::now());
         self.status.set_unowned(self.coverage.unowned().to_vec());
         if rejoin {
             self.settle(in_flight)?;
             tracing::warn!(unowned = ?self.coverage.unowned(), "leaving and joining the group again");
-            self.consumer.unsubscribe();
-            self.consumer
-                .subscribe(&[&self.topics.intents])
-                .context("subscribe again")?;
+            self.reader.rejoin()?;
         }
         Ok(())
     }
@@ -261,11 +256,16 @@ impl Processor {
         let mut last_sizes: Option<Instant> = None;
         let mut in_flight: Option<lifecycle::InFlight> = None;
         let result = loop {
-            if self.shutdown.load(Ordering::Relaxed) {
+            if self.shutdown.is_triggered() {
                 // Finish the batch in flight so its effects are durable before stopping.
                 break self.settle(&mut in_flight);
             }
-            let batch = self.collect();
+            let batch = self.reader.next_batch();
+            // Time spent reading input: from the first record to the batch's end.
+            if let Some(span) = self.reader.collect_span() {
+                metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
+                    .record(span.as_secs_f64());
+            }
             // A rebalance waits for the batch in flight: its state and offsets are written
             // before partitions change hands (a revoke is acknowledged after a flush).
             let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
@@ -283,10 +283,6 @@ impl Processor {
             if !self.failing_since.is_empty() || self.rejoining_since.is_some() {
                 self.update_degraded();
             }
-            let batch = match self.in_order(batch) {
-                Ok(b) => b,
-                Err(e) => break Err(e),
-            };
             if let Err(e) = self.step(batch, &mut in_flight) {
                 break Err(e);
             }
@@ -300,108 +296,14 @@ impl Processor {
             }
         };
         self.status.set_stopped();
-        self.consumer.unsubscribe();
+        self.reader.leave();
         let _ = self.producer.flush(Duration::from_secs(10));
-        // Restores see the shutdown flag between records; wait so the store is released.
-        self.shutdown.store(true, Ordering::Relaxed);
+        // Restores see the shutdown between batches; wait so the store is released.
+        self.shutdown.trigger();
         for h in self.restore_threads.drain(..) {
             let _ = h.join();
         }
         result
-    }
-
-    /// Keeps the records of ready partitions that continue each partition's position (see
-    /// [`super::position`]); a read that ran ahead is sought back.
-    fn in_order(&mut self, batch: Vec<OwnedMessage>) -> anyhow::Result<Vec<OwnedMessage>> {
-        let mut keep = Vec::with_capacity(batch.len());
-        let mut reseek: BTreeSet<i32> = BTreeSet::new();
-        let now = Instant::now();
-        for m in batch {
-            let p = m.partition();
-            if !matches!(self.parts.get(&p), Some(Part::Ready { .. })) || reseek.contains(&p) {
-                continue;
-            }
-            let pos = self
-                .positions
-                .entry(p)
-                .or_insert_with(|| Position::at(m.offset()));
-            if !pos.served() {
-                self.idle.seen(p, now);
-            }
-            match pos.check(m.offset()) {
-                Verdict::Accept => keep.push(m),
-                Verdict::Drop => {
-                    tracing::debug!(
-                        partition = p,
-                        expected = pos.next(),
-                        got = m.offset(),
-                        "dropped a record older than the position"
-                    );
-                }
-                Verdict::SeekTo(o) => {
-                    tracing::debug!(
-                        partition = p,
-                        expected = pos.next(),
-                        got = m.offset(),
-                        seek = o,
-                        "read ran ahead; seeking back"
-                    );
-                    // A failed seek (librdkafka's "erroneous state" right after a resume) is
-                    // not fatal: the next record that runs ahead seeks again.
-                    seek_or_retry_later(&self.consumer, &self.topics.intents, p, o, "ran ahead");
-                    reseek.insert(p);
-                }
-            }
-        }
-        for (p, o) in self.idle.due(&mut self.positions, now) {
-            seek_or_retry_later(
-                &self.consumer,
-                &self.topics.intents,
-                p,
-                o,
-                "read nothing: probe",
-            );
-        }
-        Ok(keep)
-    }
-
-    fn collect(&mut self) -> Vec<OwnedMessage> {
-        let max = self.config.processor.batch_records_max;
-        let wait = Duration::from_millis(self.config.processor.batch_wait_ms);
-        let mut batch = Vec::new();
-        // When the first record came; the batch closes `wait` later.
-        let mut first: Option<Instant> = None;
-        // The clock is read every few records: per record it costs more than the check is worth.
-        let mut now = Instant::now();
-        while batch.len() < max {
-            let timeout = match first {
-                None => Duration::from_millis(100),
-                Some(f) => (f + wait).saturating_duration_since(now),
-            };
-            match self.consumer.poll(timeout) {
-                Some(Ok(msg)) => {
-                    first.get_or_insert_with(Instant::now);
-                    batch.push(msg.detach());
-                }
-                Some(Err(e)) => {
-                    tracing::warn!(error = %e, "consumer error");
-                    break;
-                }
-                None => break,
-            }
-            if batch.len() % 16 == 0 {
-                now = Instant::now();
-                if first.is_some_and(|f| now >= f + wait) {
-                    break;
-                }
-            }
-        }
-        // Time spent reading input: from the first record to the batch's end.
-        if let Some(f) = first {
-            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
-                .record(f.elapsed().as_secs_f64());
-        }
-        batch
     }
 
     fn handle_events(&mut self, events: Vec<RebalanceEvent>) -> anyhow::Result<()> {
@@ -433,7 +335,7 @@ impl Processor {
                     tracing::info!(partitions = ?ps, "revoked");
                     for p in &ps {
                         self.parts.remove(p);
-                        self.positions.remove(p);
+                        self.reader.stop(*p);
                         self.revoked.insert(*p);
                     }
                     if self.parts.is_empty() {
@@ -452,7 +354,7 @@ impl Processor {
                 .filter(|p| matches!(self.parts.get(p), Some(Part::Restoring { generation, .. }) if *generation == done.generation))
                 .collect();
             if let Err(e) = done.result {
-                if unrecoverable(&e) || self.shutdown.load(Ordering::Relaxed) {
+                if unrecoverable(&e) || self.shutdown.is_triggered() {
                     return Err(e.context("restore failed"));
                 }
                 // A broker or disk failure: restore again, with backoff, for as long as it lasts.
@@ -487,7 +389,11 @@ impl Processor {
             );
         }
         let tpl = self.tpl(ps, None)?;
-        self.consumer.pause(&tpl).context("pause")?;
+        self.reader.consumer().pause(&tpl).context("pause")?;
+        for p in ps {
+            // Records fetched before the pause are dropped until the partition is resumed.
+            self.reader.stop(*p);
+        }
         let (config, store, codec, shutdown, tx) = (
             self.config.clone(),
             self.store.clone(),
@@ -501,7 +407,7 @@ impl Processor {
         let handle = std::thread::Builder::new()
             .name("kledger-restore".into())
             .spawn(move || {
-                std::thread::sleep(backoff);
+                shutdown.sleep(backoff);
                 let result = restore(
                     &config,
                     &outbox,
@@ -528,9 +434,11 @@ impl Processor {
             return Ok(());
         }
         let committed = self
-            .consumer
+            .reader
+            .consumer()
             .committed_offsets(self.tpl(ps, None)?, Duration::from_secs(30))?;
-        self.consumer
+        self.reader
+            .consumer()
             .resume(&self.tpl(ps, None)?)
             .context("resume")?;
         for e in committed.elements() {
@@ -556,11 +464,7 @@ impl Processor {
                     "resuming before the committed offset, where state ends"
                 );
             }
-            self.positions.insert(p, Position::at(from));
-            // A seek right after the resume may fail ("erroneous state": no fetch yet).
-            // Reading then starts at the group's offset or where the partition was paused,
-            // and the position check drops records before `from` or seeks back to it.
-            seek_or_retry_later(&self.consumer, &self.topics.intents, p, from, "resume");
+            self.reader.start(p, from, "resume");
         }
         for p in ps {
             let failures = match self.parts.get(p) {

@@ -1,0 +1,242 @@
+//! The composition root: what one `kledger run` process starts, and in what order.
+//!
+//! [`start_roles`] starts the embedded broker (when configured), prepares the topics, builds
+//! the one [`AppContext`] every part shares, opens the stores its roles need, and starts one
+//! part per role ([`parts`]): the processor, the view sink, the vector sink (or the search
+//! reader of another process's vector projection), a follower of projections another process
+//! owns, and the HTTP listener. [`Running::stop`] triggers the shutdown and waits for each part.
+//!
+//! - [`roles`]: `--role` and what it names.
+//! - [`parts`]: one function per part.
+//!
+//! May not touch: what the parts do (only how they are wired).
+
+mod parts;
+pub mod roles;
+
+use std::sync::Arc;
+
+use anyhow::Context;
+use kledger_state::RocksStore;
+
+pub use self::roles::Roles;
+use crate::config::Config;
+use crate::context::AppContext;
+use crate::embedded::EmbeddedBroker;
+use crate::registry::Codec;
+use crate::runtime::status::Status;
+use crate::shutdown::Shutdown;
+use crate::vector::SearchSlot;
+use crate::{http, metrics, topics};
+
+/// A running kledger: the broker (when embedded), the parts and the HTTP server.
+#[derive(Debug)]
+pub struct Running {
+    /// The embedded broker, if used.
+    pub broker: Option<EmbeddedBroker>,
+    /// Bootstrap servers in use.
+    pub bootstrap: String,
+    /// Partition count of the topics.
+    pub partitions: i32,
+    /// What `/readyz` reports.
+    pub status: Arc<Status>,
+    /// Triggered to stop.
+    pub shutdown: Shutdown,
+    processor: Option<parts::Part>,
+    sinks: Vec<parts::Part>,
+    http: Option<tokio::task::JoinHandle<()>>,
+}
+
+/// Starts every part (`--role all`).
+pub async fn start(config: Config) -> anyhow::Result<Running> {
+    start_roles(config, Roles::ALL).await
+}
+
+/// Starts the parts `roles` names.
+pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running> {
+    let mut config = config;
+    if config.embedded() && config.kafka.delivery_mode == crate::config::DeliveryMode::Transactional
+    {
+        anyhow::bail!(
+            "the embedded broker offers no Kafka transactions: use delivery_mode = \"idempotent\""
+        );
+    }
+    let broker = if config.embedded() {
+        let b = EmbeddedBroker::start(&config.embedded.listen, &config.embedded.storage).await?;
+        tracing::info!(bootstrap = %b.bootstrap(), storage = %config.embedded.storage, "embedded broker started");
+        Some(b)
+    } else {
+        None
+    };
+    let bootstrap = config.bootstrap();
+    let partitions = prepare_topics(&config).await?;
+    config.kafka.partitions = partitions;
+    let c = config.clone();
+    let codec = Arc::new(tokio::task::spawn_blocking(move || Codec::connect(&c)).await??);
+    let ctx = AppContext {
+        config: Arc::new(config),
+        codec,
+        status: Arc::new(Status::default()),
+        shutdown: Shutdown::new(),
+        partitions,
+    };
+    let config = ctx.config.clone();
+    let store = if roles.apply {
+        std::fs::create_dir_all(&config.state.dir)
+            .with_context(|| format!("create {}", config.state.dir.display()))?;
+        Some(Arc::new(RocksStore::open(
+            &config.state.dir,
+            &config.state.rocks(),
+        )?))
+    } else {
+        ctx.status.set_no_processor();
+        None
+    };
+    // The process with `project-views` holds the view store (and runs its sink when
+    // `views.enabled`); an `api` process without it follows that process's store.
+    let views_owner = roles.views;
+    let views = if views_owner || roles.api {
+        let c = config.clone();
+        Some(tokio::task::spawn_blocking(move || parts::open_views(&c, views_owner)).await??)
+    } else {
+        None
+    };
+    let vectors_owner = roles.vectors && config.vectors.enabled;
+    let search: Option<SearchSlot> =
+        (vectors_owner || (roles.api && config.vectors.enabled)).then(SearchSlot::default);
+    let handle = metrics::install()?;
+    let http = match (&views, roles.api) {
+        (Some(v), true) => Some(crate::api::Api {
+            config: config.clone(),
+            views: v.clone(),
+            partitions,
+            producer: Arc::default(),
+            codec: ctx.codec.clone(),
+            search: search.clone(),
+            exports: Arc::new(tokio::sync::Semaphore::new(config.api.exports_max)),
+            receipts: Arc::default(),
+        }),
+        _ => None,
+    };
+    let http = serve_http(&ctx, handle, http, roles).await?;
+    let processor = match store {
+        Some(s) => Some(parts::apply(&ctx, s)?),
+        None => None,
+    };
+    let mut sinks = Vec::new();
+    if views_owner
+        && config.views.enabled
+        && let Some(live) = views.clone()
+    {
+        sinks.push(parts::project_views(&ctx, live)?);
+    }
+    if vectors_owner && let Some(slot) = &search {
+        sinks.push(parts::project_vectors(&ctx, slot.clone())?);
+    }
+    let followed_views = views.filter(|_| !views_owner);
+    let followed_vectors = search.filter(|_| !vectors_owner);
+    if followed_views.is_some() || followed_vectors.is_some() {
+        sinks.push(parts::follow(&ctx, followed_views, followed_vectors)?);
+    }
+    Ok(Running {
+        broker,
+        bootstrap,
+        partitions,
+        status: ctx.status,
+        shutdown: ctx.shutdown,
+        processor,
+        sinks,
+        http,
+    })
+}
+
+/// The HTTP listener (metrics, health, readiness, and the API when `api` is given), if one is
+/// configured.
+async fn serve_http(
+    ctx: &AppContext,
+    handle: metrics_exporter_prometheus::PrometheusHandle,
+    api: Option<crate::api::Api>,
+    roles: Roles,
+) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
+    let config = &ctx.config;
+    if config.http.listen.is_empty() {
+        return Ok(None);
+    }
+    let router = http::router(
+        handle,
+        ctx.status.clone(),
+        api,
+        &config.http,
+        config.limits.record_bytes_max,
+    );
+    let h = http::serve(&config.http.listen, router, &config.http).await?;
+    tracing::info!(metrics = %format!("http://{}/metrics", config.http.listen), roles = ?roles, "http listening");
+    Ok(Some(h))
+}
+
+/// First and largest pause between attempts to reach the broker at start.
+const START_BACKOFF_MS: (u64, u64) = (500, 30_000);
+
+/// Creates the topics (when configured) and checks them; returns the partition count. An
+/// unreachable broker is waited for with backoff (logged), for as long as it takes; topics
+/// that are missing or not co-partitioned are a configuration error and end the start.
+async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
+    let bootstrap = config.bootstrap();
+    let t = config.topics();
+    let mut pause = START_BACKOFF_MS.0;
+    loop {
+        let attempt = async {
+            if config.kafka.create_topics {
+                topics::create(
+                    &bootstrap,
+                    &t,
+                    config.kafka.partitions,
+                    config.kafka.replication_factor,
+                    config.limits.kafka_message_bytes(),
+                )
+                .await?;
+            }
+            let (b, t2) = (bootstrap.clone(), t.clone());
+            tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await?
+        };
+        match attempt.await {
+            Ok(p) => return Ok(p),
+            Err(e) if e.chain().any(|c| c.is::<rdkafka::error::KafkaError>()) => {
+                tracing::warn!(bootstrap = %bootstrap, error = %format!("{e:#}"), pause_ms = pause, "the broker cannot be reached; trying again");
+                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
+                pause = (pause * 2).min(START_BACKOFF_MS.1);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+impl Running {
+    /// Whether the processor has ended (by error or shutdown). Sinks start again after a
+    /// failure; they end only at shutdown.
+    pub fn finished(&self) -> bool {
+        self.processor.as_ref().is_some_and(|p| p.is_finished())
+            || self.sinks.iter().any(|s| s.is_finished())
+    }
+
+    /// Stops the processor and the sinks (after their current batches), then the HTTP
+    /// server and the broker.
+    pub async fn stop(self) -> anyhow::Result<()> {
+        self.shutdown.trigger();
+        let mut result = match self.processor {
+            Some(p) => p.await.context("processor thread")?,
+            None => Ok(()),
+        };
+        for s in self.sinks {
+            let r = s.await.context("sink thread")?;
+            result = result.and(r);
+        }
+        if let Some(h) = self.http {
+            h.abort();
+        }
+        if let Some(b) = self.broker {
+            b.stop();
+        }
+        result
+    }
+}

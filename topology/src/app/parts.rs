@@ -1,0 +1,271 @@
+//! One function per part of a running kledger: the processor (`apply`), the two projection
+//! sinks (`project-views`, `project-qdrant`), the follower of projections another process
+//! owns, and the HTTP listener (`api`); and what they share: threads, supervision, stores.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context;
+use kledger_state::{RocksStore, ViewStore};
+
+use crate::config::Config;
+use crate::context::AppContext;
+use crate::generations::Live;
+use crate::metrics;
+use crate::runtime::processor::Processor;
+use crate::shutdown::Shutdown;
+use crate::sinks::drive_live;
+use crate::sinks::reader::OutboxReader;
+use crate::sinks::vectors::VectorProjection;
+use crate::sinks::views::ViewProjection;
+use crate::vector::{SearchIndex, SearchSlot, VectorGen};
+
+/// A part running on its own OS thread: resolves with its result.
+pub(crate) type Part = tokio::task::JoinHandle<anyhow::Result<()>>;
+
+/// Runs `f` on a named OS thread (every rdkafka and RocksDB call in it may block).
+pub(crate) fn spawn_thread(
+    name: &str,
+    f: impl FnOnce() -> anyhow::Result<()> + Send + 'static,
+) -> anyhow::Result<Part> {
+    let (done_tx, done_rx) = tokio::sync::oneshot::channel();
+    let label = name.to_owned();
+    std::thread::Builder::new()
+        .name(name.into())
+        .spawn(move || {
+            let _ = done_tx.send(f());
+        })
+        .with_context(|| format!("spawn the {name} thread"))?;
+    Ok(tokio::spawn(async move {
+        done_rx
+            .await
+            .unwrap_or_else(|_| Err(anyhow::anyhow!("the {label} thread panicked")))
+    }))
+}
+
+/// The processor (`apply`) on its own thread, over `store`.
+pub(crate) fn apply(ctx: &AppContext, store: Arc<RocksStore>) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-apply", move || {
+        Processor::new(&ctx, store).and_then(Processor::run)
+    })
+}
+
+/// The view sink (`project-views`): drives the view projection of `live`'s active
+/// generation, again on each rebuilt generation and after each failure.
+pub(crate) fn project_views(ctx: &AppContext, live: Arc<Live<ViewStore>>) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-views", move || {
+        let c = &ctx.config;
+        supervise("views", &ctx.shutdown, || {
+            let mut reader = OutboxReader::new(
+                c,
+                crate::sinks::views::SINK,
+                c.views.batch_records_max,
+                c.views.batch_wait_ms,
+                ctx.codec.clone(),
+            )?;
+            let generation = live.generation();
+            let mut projection = ViewProjection::new(c, live.get());
+            let mut swapped = || -> anyhow::Result<bool> {
+                live.refresh()?;
+                Ok(live.generation() != generation)
+            };
+            drive_live(
+                &mut projection,
+                &mut reader,
+                &mut swapped,
+                &ctx.status,
+                &ctx.shutdown,
+            )
+        });
+        Ok(())
+    })
+}
+
+/// The vector sink (`project-qdrant`): opens the vector projection (retried until it opens: a
+/// Qdrant server may be unreachable at start), hands it to search through `slot`, and drives
+/// it like [`project_views`].
+pub(crate) fn project_vectors(ctx: &AppContext, slot: SearchSlot) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-vectors", move || {
+        let Some(search) = open_vectors_until_open(&ctx) else {
+            return Ok(());
+        };
+        let (live, embedder) = (search.live.clone(), search.embedder.clone());
+        let _ = slot.set(search);
+        let c = &ctx.config;
+        supervise("vectors", &ctx.shutdown, || {
+            let mut reader = OutboxReader::new(
+                c,
+                crate::sinks::vectors::SINK,
+                c.vectors.batch_records_max,
+                c.vectors.batch_wait_ms,
+                ctx.codec.clone(),
+            )?;
+            let generation = live.generation();
+            let mut projection = VectorProjection::new(live.get(), embedder.clone());
+            let mut swapped = || -> anyhow::Result<bool> {
+                live.refresh()?;
+                Ok(live.generation() != generation)
+            };
+            drive_live(
+                &mut projection,
+                &mut reader,
+                &mut swapped,
+                &ctx.status,
+                &ctx.shutdown,
+            )
+        });
+        Ok(())
+    })
+}
+
+/// Opens the vector projection as its owner, retried with backoff until it opens (none at
+/// shutdown).
+fn open_vectors_until_open(ctx: &AppContext) -> Option<SearchIndex> {
+    let mut pause = RETRY_BACKOFF_MS.0;
+    loop {
+        match open_vectors(&ctx.config, true) {
+            Ok(v) => return Some(v),
+            Err(e) => {
+                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause, "the vector index does not open; trying again");
+                if ctx.shutdown.sleep(Duration::from_millis(pause)) {
+                    return None;
+                }
+                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
+            }
+        }
+    }
+}
+
+/// Opens the view store's active generation: as its owner (`project-views`) or as a
+/// read-only follower of the owner's RocksDB (`api` alone).
+pub(crate) fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Live<ViewStore>>> {
+    let (cache, memtables) = (config.views.cache_bytes, config.views.memtable_bytes);
+    let live = if owner {
+        Live::open(&config.views.dir, true, move |p| {
+            Ok(ViewStore::open_bounded(p, cache, memtables)?)
+        })?
+    } else {
+        let scratch =
+            std::env::temp_dir().join(format!("kledger-views-follower-{}", std::process::id()));
+        Live::open(&config.views.dir, false, move |p| {
+            let name = p
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let secondary = scratch.join(name);
+            std::fs::create_dir_all(&secondary)?;
+            ViewStore::open_secondary(p, &secondary, cache).with_context(|| {
+                format!(
+                    "open the view store at {} as a follower (is a project-views process running?)",
+                    p.display()
+                )
+            })
+        })?
+    };
+    Ok(Arc::new(live))
+}
+
+/// Opens the vector projection's active generation and the embedder.
+fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<SearchIndex> {
+    let v = config.vectors.clone();
+    let embedder: Arc<dyn crate::vector::embedder::Embedder> =
+        Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
+    let dim = embedder.dim();
+    let name = kledger_processors::payload::collection_name("text", dim, 1);
+    tracing::info!(collection = %name, backend = %v.backend, model = %embedder.model(), "vector index open");
+    let live = Live::open(&v.dir.clone(), owner, move |p| {
+        let generation = p
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let index = crate::vector::open_index(&v, &name, dim, p, &generation, owner, false)?;
+        let marks = if owner {
+            Some(crate::vector::open_marks(p)?)
+        } else {
+            None
+        };
+        Ok(VectorGen { index, marks })
+    })?;
+    Ok(SearchIndex {
+        live: Arc::new(live),
+        embedder,
+    })
+}
+
+/// How often a follower catches up.
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(200);
+
+/// A follower keeps up with the projections another process writes: it catches up with the
+/// view store's writes and swaps in rebuilt generations; it opens the vector projection for
+/// search (read-only, retried with backoff until it opens) and hands it over through `vectors`.
+pub(crate) fn follow(
+    ctx: &AppContext,
+    views: Option<Arc<Live<ViewStore>>>,
+    vectors: Option<SearchSlot>,
+) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-follow", move || {
+        let mut pause = RETRY_BACKOFF_MS.0;
+        let mut next_open = std::time::Instant::now();
+        loop {
+            if let Some(v) = &views
+                && let Err(e) = v.refresh().and_then(|_| Ok(v.get().catch_up()?))
+            {
+                tracing::warn!(error = %format!("{e:#}"), "view store follower");
+            }
+            if let Some(slot) = &vectors {
+                match slot.get() {
+                    Some(v) => {
+                        if let Err(e) = v.live.refresh() {
+                            tracing::warn!(error = %format!("{e:#}"), "vector follower");
+                        }
+                    }
+                    None if std::time::Instant::now() >= next_open => {
+                        match open_vectors(&ctx.config, false) {
+                            Ok(v) => {
+                                let _ = slot.set(v);
+                            }
+                            Err(e) => {
+                                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause, "the vector index does not open; trying again");
+                                next_open =
+                                    std::time::Instant::now() + Duration::from_millis(pause);
+                                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
+                            }
+                        }
+                    }
+                    None => {}
+                }
+            }
+            if ctx.shutdown.sleep(FOLLOW_INTERVAL) {
+                return Ok(());
+            }
+        }
+    })
+}
+
+/// First and largest pause before a failed part starts again (a sink, or opening the vector
+/// index).
+const RETRY_BACKOFF_MS: (u64, u64) = (500, 60_000);
+
+/// Runs a sink until shutdown, starting it again after a failure (with a growing pause): a
+/// sink's failure (a broker outage, a full disk, a gap it refuses to fold over) stops its
+/// projection, not the processor. Each failure is logged and counted.
+fn supervise(sink: &'static str, shutdown: &Shutdown, mut run: impl FnMut() -> anyhow::Result<()>) {
+    // The restarts counter exists (at 0) before the first failure: alerts read it.
+    ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(0);
+    let mut pause = RETRY_BACKOFF_MS.0;
+    while !shutdown.is_triggered() {
+        match run() {
+            Ok(()) => pause = RETRY_BACKOFF_MS.0,
+            Err(e) => {
+                tracing::error!(sink, error = %format!("{e:#}"), pause_ms = pause, "sink failed; starting it again");
+                ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(1);
+                shutdown.sleep(Duration::from_millis(pause));
+                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
+            }
+        }
+    }
+}

@@ -1,0 +1,27 @@
+//! What every part of a running kledger shares, built once by the composition root
+//! ([`crate::app`]) and cloned into each part: the configuration, the record codec, the
+//! status `/readyz` reports, the shutdown signal, and the checked partition count.
+//!
+//! May not touch: anything it holds beyond handing it out.
+
+use std::sync::Arc;
+
+use crate::config::Config;
+use crate::registry::Codec;
+use crate::runtime::status::Status;
+use crate::shutdown::Shutdown;
+
+/// The shared context of one process's parts (cheap to clone).
+#[derive(Debug, Clone)]
+pub struct AppContext {
+    /// The configuration.
+    pub config: Arc<Config>,
+    /// How records are framed and read (single-object, or a schema registry's ids).
+    pub codec: Arc<Codec>,
+    /// What `/readyz` reports.
+    pub status: Arc<Status>,
+    /// The process's shutdown signal.
+    pub shutdown: Shutdown,
+    /// The partition count of the topics, as checked at start.
+    pub partitions: i32,
+}

@@ -1,0 +1,189 @@
+//! One abstraction for "a projection of the outbox" and one driver for it, used live and by
+//! rebuild.
+//!
+//! A [`Projection`] folds batches of outbox commits into a store that keeps its own read
+//! positions (the view store, the vector index with its marks). The driver reads the outbox
+//! and hands it batches:
+//! - [`drive_live`]: forever, in the sink's consumer group ([`super::reader::OutboxReader`]):
+//!   records that do not decode are dead-lettered, readiness follows the group's ends, and the
+//!   drive ends when a rebuilt generation is swapped in (the caller starts it again on it);
+//! - [`drive_to_end`]: a new generation, read from its own positions to the outbox's end
+//!   ([`crate::kafka::reader`] in its to-the-end mode): records that do not decode are
+//!   skipped (the live sink dead-letters them), and the projection is finished.
+//!
+//! May not touch: Kafka clients directly (only through the readers), other projections.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use kledger_schemas::Commit;
+use kledger_schemas::avro::{SchemaLookup, decode};
+use rdkafka::message::Message;
+
+use super::reader::OutboxReader;
+use crate::kafka::reader::PartitionReader;
+use crate::metrics as m;
+use crate::registry::Codec;
+use crate::runtime::batch::Decided;
+use crate::runtime::clients::RestoreContext;
+use crate::runtime::status::Status;
+use crate::shutdown::Shutdown;
+
+/// A commit as read from the outbox: where it was, and what it holds.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutboxCommit {
+    /// The outbox partition.
+    pub partition: i32,
+    /// Its offset there.
+    pub offset: i64,
+    /// The commit.
+    pub commit: Commit,
+}
+
+/// Where a projection's records go besides its store (the live sink's producer).
+pub trait Outputs {
+    /// Produces `d`'s records and waits for every delivery.
+    fn deliver(&mut self, d: &Decided) -> anyhow::Result<()>;
+    /// The codec outputs are written with.
+    fn codec(&self) -> &Codec;
+}
+
+/// A projection of the outbox.
+pub trait Projection {
+    /// Its name: the metrics label and the suffix of its consumer group.
+    fn name(&self) -> &'static str;
+
+    /// The next outbox offset partition `p` folds (its stored position).
+    fn position(&self, p: i32) -> anyhow::Result<i64>;
+
+    /// Folds one batch: `commits` (decoded), then the positions advance past every record
+    /// `read` lists (undecodable ones too).
+    fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()>;
+
+    /// Live only: publishes what the projection puts on topics besides its store. Called
+    /// before the first batch and after the last with `all`, and between batches without.
+    fn publish(&mut self, _out: &mut dyn Outputs, _all: bool) -> anyhow::Result<()> {
+        Ok(())
+    }
+
+    /// To the end only: completes a generation once the outbox's end is folded (every write
+    /// durable; what the live sink would publish marked as published).
+    fn finish(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
+}
+
+/// How often the live drive asks whether a rebuilt generation was swapped in.
+const GENERATION_CHECK: Duration = Duration::from_secs(1);
+
+/// Drives `projection` live from `reader` until shutdown, an error, or `swapped` says a
+/// rebuilt generation is active (then `Ok`: the caller starts a new drive on it). Readiness
+/// goes to `status`.
+pub fn drive_live(
+    projection: &mut dyn Projection,
+    reader: &mut OutboxReader,
+    swapped: &mut dyn FnMut() -> anyhow::Result<bool>,
+    status: &Status,
+    shutdown: &Shutdown,
+) -> anyhow::Result<()> {
+    let name = projection.name();
+    status.set_sink(name, false);
+    let result = (|| {
+        projection.publish(reader, true)?;
+        let mut checked = Instant::now();
+        while !shutdown.is_triggered() {
+            projection.publish(reader, false)?;
+            if checked.elapsed() >= GENERATION_CHECK {
+                checked = Instant::now();
+                if swapped()? {
+                    tracing::info!(
+                        sink = name,
+                        "projection rebuilt; the sink starts again on it"
+                    );
+                    return Ok(());
+                }
+            }
+            reader.handle_events(&|p| projection.position(p))?;
+            let batch = reader.next_batch()?;
+            status.set_sink(name, reader.caught_up());
+            if batch.is_empty() {
+                continue;
+            }
+            let started = Instant::now();
+            let commits = reader.decode(&batch)?;
+            let read: Vec<(i32, i64)> = batch.iter().map(|m| (m.partition(), m.offset())).collect();
+            projection.apply(&commits, &read)?;
+            metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => name)
+                .record(started.elapsed().as_secs_f64());
+            reader.report_progress(&|p| projection.position(p))?;
+        }
+        projection.publish(reader, true)
+    })();
+    reader.close();
+    result
+}
+
+/// Batch sizes of a to-the-end drive: the first batch, doubling up to the largest (a
+/// projection whose writer runs behind the read starts writing after a short first read).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ramp {
+    /// Records of the first batch.
+    pub first: usize,
+    /// Records per batch at most.
+    pub max: usize,
+}
+
+/// What a to-the-end drive read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Drove {
+    /// Outbox records read.
+    pub records: u64,
+    /// Records that did not decode (skipped).
+    pub undecodable: u64,
+    /// Time spent finishing the projection after the last batch.
+    pub finish: Duration,
+}
+
+/// Drives `projection` from `reader` (to-the-end mode, from the projection's positions) to
+/// the outbox's end, then finishes it. `progress` hears of every batch's records.
+pub fn drive_to_end(
+    projection: &mut dyn Projection,
+    reader: &mut PartitionReader<RestoreContext>,
+    lookup: &dyn SchemaLookup,
+    ramp: Ramp,
+    progress: &dyn Fn(u64),
+) -> anyhow::Result<Drove> {
+    let mut drove = Drove::default();
+    let mut batch_max = ramp.first;
+    while let Some(batch) = reader.next_to_end(batch_max)? {
+        batch_max = (batch_max * 2).min(ramp.max);
+        let mut commits = Vec::with_capacity(batch.len());
+        let mut read = Vec::with_capacity(batch.len());
+        for msg in &batch {
+            read.push((msg.partition(), msg.offset()));
+            match decode::<Commit>(msg.payload().unwrap_or_default(), lookup) {
+                Ok(commit) => commits.push(OutboxCommit {
+                    partition: msg.partition(),
+                    offset: msg.offset(),
+                    commit,
+                }),
+                Err(e) => {
+                    drove.undecodable += 1;
+                    tracing::warn!(partition = msg.partition(), offset = msg.offset(), error = %e, "outbox record does not decode; skipped");
+                }
+            }
+        }
+        if !read.is_empty() {
+            let name = projection.name();
+            projection
+                .apply(&commits, &read)
+                .with_context(|| format!("rebuild {name}"))?;
+        }
+        drove.records += batch.len() as u64;
+        progress(batch.len() as u64);
+    }
+    let finishing = Instant::now();
+    projection.finish()?;
+    drove.finish = finishing.elapsed();
+    Ok(drove)
+}
