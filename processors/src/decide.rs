@@ -155,6 +155,9 @@ pub fn decide(
 }
 
 /// [`decide`] on an intent the caller owns: the commit's rows take its fields without copying.
+///
+/// Long on purpose: rules 1 to 6 in the contract's order, read top to bottom; the first that
+/// fails returns, and each rule is a call or a few lines.
 pub fn decide_owned(
     state: &AccountState,
     owned: Intent,

@@ -136,6 +136,8 @@ fn text<'a>(p: &'a Map<String, Value>, keys: &[&str]) -> Option<&'a str> {
 /// carries in cm_payload_v1 form are kept; content text (`text`, `content`, `page_content`,
 /// `document`) is not copied (providers return candidate ids only); the legacy collection and
 /// id are kept under `legacy`.
+///
+/// Long on purpose: one field of cm_payload_v1 after another, each with its legacy source.
 pub fn payload(
     collection: &str,
     m: &Mapped,

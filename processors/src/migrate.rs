@@ -443,7 +443,8 @@ pub fn plan_row(
     Some(e)
 }
 
-/// The intent adapting `row` (one fact assert).
+/// The intent adapting `row` (one fact assert). Long on purpose: every field of the intent,
+/// each with the legacy field it comes from.
 fn intent(row: &LegacyRow, content: String, slot: Option<&str>) -> Result<IntentRecord, String> {
     if !(0..TIMESTAMP_MS_END).contains(&row.captured_at) {
         return Err("captured_at must be in [0, 2^48) ms".into());

@@ -243,6 +243,8 @@ pub fn quote_budget(quotes: usize, quote_chars: usize) -> Check {
     Ok(())
 }
 
+/// An assert's (or an amend's replacement's) shape. Long on purpose: the checks in the order
+/// of the catalogue of codes, so the first failure an intent meets is always the same one.
 fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64, rules: Rules) -> Check {
     if op.content.is_empty() {
         return fail(Code::ContentEmpty, "content is empty");
@@ -419,7 +421,9 @@ pub fn occupied_slot(op: &AssertOp) -> Option<&'static str> {
     op.slot.as_deref().and_then(slots::canonical)
 }
 
-/// Rule 1 under `rules`. `record_time` is the Kafka record timestamp (ms).
+/// Rule 1 under `rules`. `record_time` is the Kafka record timestamp (ms). Long on purpose: the
+/// intent-level checks in a fixed order (which decides which code an intent gets), then each
+/// op's.
 pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     if !(0..TIMESTAMP_MS_END).contains(&record_time) {
         return fail(

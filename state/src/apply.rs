@@ -139,11 +139,10 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         Ok(decision)
     }
 
-    /// Records a partition position in the batch.
-    pub fn set_position(&mut self, p: i32, name: &str, value: i64) {
-        self.overlay
-            .pending_mut()
-            .put(Cf::Meta, keys::meta(p, name), value.to_be_bytes().to_vec());
+    /// Raises partition `p`'s next offset under `name` to `next` in the batch (never lowers
+    /// it: [`crate::fold::raise_next`]).
+    pub fn raise_next(&mut self, p: i32, name: &str, next: i64) -> Result<(), StateError> {
+        crate::fold::raise_next(&mut self.overlay, p, name, next)
     }
 
     /// The overlay (reads see the batch).

@@ -7,6 +7,7 @@ use kledger_schemas::{Commit, Kind, Status, SubjectScope};
 
 use crate::StateError;
 use crate::keys::{self, Cf};
+use crate::progress::{decode_next, encode_next};
 use crate::store::{Overlay, StateRead};
 
 /// What folding a commit did.
@@ -37,6 +38,9 @@ fn slot_of(row: &kledger_schemas::Row) -> Option<&str> {
 /// A commit already folded (same seq and head hash) is a no-op; the same seq with another hash,
 /// or a `prev_hash` that does not continue the head, is a fork; a seq past head + 1 is a gap.
 /// Forks and gaps are errors: the caller stops rather than apply them.
+///
+/// Long on purpose: every column family a commit touches (chain, head, actions, rows,
+/// subjects, slots, positions) is written here, in one place, so state always equals the fold.
 pub fn fold<S: StateRead + ?Sized>(
     o: &mut Overlay<'_, S>,
     commit: &Commit,
@@ -142,13 +146,11 @@ pub fn fold<S: StateRead + ?Sized>(
             writes.push((Cf::Slots, k, Some(op.row.memory_id.as_bytes().to_vec())));
         }
     }
-    let input_next = position(o, p, keys::META_INPUT_NEXT)?
-        .unwrap_or(0)
-        .max(commit.intent_offset + 1);
+    let input_next = next_offset(o, p, keys::META_INPUT_NEXT)?.max(commit.intent_offset + 1);
     writes.push((
         Cf::Meta,
         keys::meta(p, keys::META_INPUT_NEXT),
-        Some(input_next.to_be_bytes().to_vec()),
+        Some(encode_next(input_next).to_vec()),
     ));
     let pending = o.pending_mut();
     for (cf, k, v) in writes {
@@ -190,21 +192,44 @@ pub fn restore_record<S: StateRead + ?Sized>(
         });
     }
     let folded = fold(o, &commit, p)?;
-    o.pending_mut().put(
-        Cf::Meta,
-        keys::meta(p, keys::META_OUTBOX_OFFSET),
-        offset.to_be_bytes().to_vec(),
-    );
+    raise_next(o, p, keys::META_OUTBOX_NEXT, offset + 1)?;
     Ok(folded)
 }
 
-/// A partition position stored in `meta` (e.g. [`keys::META_OUTBOX_OFFSET`]).
-pub fn position<R: StateRead + ?Sized>(
-    r: &R,
+/// Partition `p`'s next offset stored in `meta` under `name` ([`keys::META_OUTBOX_NEXT`],
+/// [`keys::META_INPUT_NEXT`]); 0 when none is. A store written before the one progress
+/// convention holds the last offset under a legacy name ([`keys::META_LEGACY_LAST`]): one
+/// more is the next.
+pub fn next_offset<R: StateRead + ?Sized>(r: &R, p: i32, name: &str) -> Result<i64, StateError> {
+    if let Some(v) = r.get(Cf::Meta, &keys::meta(p, name))? {
+        return decode_next(&v);
+    }
+    for (current, legacy) in keys::META_LEGACY_LAST {
+        if current == name
+            && let Some(v) = r.get(Cf::Meta, &keys::meta(p, legacy))?
+        {
+            return Ok(decode_next(&v)? + 1);
+        }
+    }
+    Ok(0)
+}
+
+/// Raises partition `p`'s next offset under `name` to `next` in the overlay; a lower `next`
+/// leaves it as it is (progress never goes backwards: a batch that re-decided records below
+/// it, after a retry, does not undo what state already holds).
+pub fn raise_next<S: StateRead + ?Sized>(
+    o: &mut Overlay<'_, S>,
     p: i32,
     name: &str,
-) -> Result<Option<i64>, StateError> {
-    r.get(Cf::Meta, &keys::meta(p, name))?
-        .map(|v| keys::parse_i64(&v))
-        .transpose()
+    next: i64,
+) -> Result<(), StateError> {
+    let now = next_offset(o, p, name)?;
+    if next > now || o.get(Cf::Meta, &keys::meta(p, name))?.is_none() {
+        o.pending_mut().put(
+            Cf::Meta,
+            keys::meta(p, name),
+            encode_next(next.max(now)).to_vec(),
+        );
+    }
+    Ok(())
 }

@@ -105,14 +105,19 @@ pub fn meta(p: i32, name: &str) -> Vec<u8> {
     k
 }
 
-/// Meta name: offset of the last outbox record folded.
-pub const META_OUTBOX_OFFSET: &str = "outbox_offset";
-/// Meta name: offset of the last input record decided (offline apply).
-pub const META_INPUT_OFFSET: &str = "input_offset";
+/// Meta name: the next outbox offset to fold, per partition.
+pub const META_OUTBOX_NEXT: &str = "outbox_next";
 /// Meta name: the next input offset whose effects are not yet in state, per partition. Batches
-/// set it past the records they decided; the fold raises it past every commit's intent, so a
-/// state restored from an outbox another instance wrote knows where its history ends.
+/// (the processor's, and `kledger apply`'s) raise it past the records they decided; the fold
+/// raises it past every commit's intent, so a state restored from an outbox another instance
+/// wrote knows where its history ends.
 pub const META_INPUT_NEXT: &str = "input_next";
+/// Meta names that stores written before the one progress convention hold, with the *last*
+/// offset read (the next is one more): read when the current name is absent, never written.
+pub const META_LEGACY_LAST: [(&str, &str); 2] = [
+    (META_OUTBOX_NEXT, "outbox_offset"),
+    (META_INPUT_NEXT, "input_offset"),
+];
 
 fn hash_bytes(hex_hash: &str) -> Result<[u8; 32], StateError> {
     ids::from_hex32(hex_hash).ok_or_else(|| StateError::Corrupt(format!("bad hash {hex_hash:?}")))

@@ -8,6 +8,9 @@
 //!   restore of one outbox record.
 //! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
 //! - [`marks`]: progress of a sink whose target is outside RocksDB ([`MarkStore`]).
+//! - [`progress`]: read progress, one convention (the next offset) and one rule (never
+//!   backwards) for every store ([`Checkpoint`]).
+//! - [`rocks`]: also the one RocksDB-open helper and its options block ([`rocks::open_db`]).
 //! - [`views`]: the read side's fold of the outbox ([`ViewStore`]): rows, history, timelines.
 
 pub mod apply;
@@ -15,15 +18,17 @@ pub mod fold;
 pub mod keys;
 pub mod marks;
 pub mod memory;
+pub mod progress;
 pub mod rocks;
 pub mod store;
 pub mod views;
 
 pub use apply::{Applier, load};
-pub use fold::{Folded, fold, position, restore_record};
+pub use fold::{Folded, fold, next_offset, raise_next, restore_record};
 pub use keys::Cf;
 pub use marks::MarkStore;
 pub use memory::MemoryStore;
+pub use progress::{Backwards, Checkpoint};
 pub use rocks::{RocksConfig, RocksSizes, RocksStore};
 pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};
 pub use views::{AccountMark, ViewBatch, ViewStore};
@@ -59,4 +64,7 @@ pub enum StateError {
         /// The commit's seq.
         seq: i64,
     },
+    /// A store's read progress would go backwards (internal: stop loudly).
+    #[error("{0}")]
+    Backwards(#[from] Backwards),
 }

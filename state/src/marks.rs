@@ -7,9 +7,11 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rocksdb::{ColumnFamilyDescriptor, DB, Options, WriteBatch};
+use rocksdb::{DB, WriteBatch};
 
 use crate::StateError;
+use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
+use crate::rocks::{OpenAs, Tuning, open_db};
 
 /// The marks store.
 #[derive(Debug)]
@@ -27,21 +29,17 @@ fn i64_of(v: &[u8]) -> Result<i64, StateError> {
 impl MarkStore {
     /// Opens (or creates) the store at `path`.
     pub fn open(path: &Path) -> Result<Self, StateError> {
-        let mut o = Options::default();
-        o.create_if_missing(true);
-        o.create_missing_column_families(true);
-        o.set_keep_log_file_num(4);
-        o.set_max_open_files(64);
         // Small, bounded memtables: marks are a few bytes per account.
-        o.set_db_write_buffer_size(8 << 20);
-        let mut cf = Options::default();
-        cf.set_write_buffer_size(4 << 20);
-        cf.set_max_write_buffer_number(2);
-        let cfs = ["accounts", "positions"]
-            .into_iter()
-            .map(|n| ColumnFamilyDescriptor::new(n, cf.clone()));
+        let tuning = Tuning {
+            block_cache_bytes: 0,
+            write_buffer_bytes: 4 << 20,
+            write_buffers_max: 2,
+            db_write_buffer_bytes: 8 << 20,
+            open_files_max: 64,
+            memtable_blooms: false,
+        };
         Ok(Self {
-            db: DB::open_cf_descriptors(&o, path, cfs)?,
+            db: open_db(path, &["accounts", "positions"], &tuning, OpenAs::Primary)?,
         })
     }
 
@@ -61,23 +59,29 @@ impl MarkStore {
     /// The next outbox offset to read on `partition` (0: from the start).
     pub fn position(&self, partition: i32) -> Result<i64, StateError> {
         self.db
-            .get_cf(self.cf("positions")?, partition.to_be_bytes())?
-            .map_or(Ok(0), |v| i64_of(&v))
+            .get_cf(self.cf("positions")?, partition_key(partition))?
+            .map_or(Ok(0), |v| decode_next(&v))
     }
 
-    /// Records progress: accounts' last applied commits and partitions' next offsets.
+    /// Records progress: accounts' last applied commits and partitions' next offsets (refused
+    /// whole, writing nothing, if a partition's progress would go backwards).
     pub fn write(
         &self,
         applied: &BTreeMap<String, i64>,
-        positions: &BTreeMap<i32, i64>,
+        positions: &Checkpoint,
     ) -> Result<(), StateError> {
+        let mut now = Checkpoint::new();
+        for (part, _) in positions.iter() {
+            now.set_at_least(part, self.position(part)?);
+        }
+        now.try_apply(positions)?;
         let mut b = WriteBatch::default();
         let (a, p) = (self.cf("accounts")?, self.cf("positions")?);
         for (acct, seq) in applied {
             b.put_cf(a, acct.as_bytes(), seq.to_be_bytes());
         }
-        for (part, next) in positions {
-            b.put_cf(p, part.to_be_bytes(), next.to_be_bytes());
+        for (part, next) in positions.iter() {
+            b.put_cf(p, partition_key(part), encode_next(next));
         }
         self.db.write(b)?;
         Ok(())

@@ -59,10 +59,46 @@ pub struct RocksStore {
     wal: bool,
 }
 
-impl RocksStore {
-    /// Opens (or creates) the store at `path`.
-    pub fn open(path: &Path, config: &RocksConfig) -> Result<Self, StateError> {
-        let cache = Cache::new_lru_cache(config.block_cache_bytes);
+/// How one of kledger's RocksDB databases is sized; everything else is the same for all of
+/// them ([`open_db`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Tuning {
+    /// Block cache (data, index and filter blocks), bytes; 0: no block cache.
+    pub block_cache_bytes: usize,
+    /// Each column family's memtable, bytes.
+    pub write_buffer_bytes: usize,
+    /// Memtables per column family.
+    pub write_buffers_max: i32,
+    /// Every column family's memtables together, bytes (RocksDB flushes at it).
+    pub db_write_buffer_bytes: usize,
+    /// Files kept open (-1: all, which a secondary instance needs).
+    pub open_files_max: i32,
+    /// Bloom filters in the memtables too (a store whose lookups mostly miss).
+    pub memtable_blooms: bool,
+}
+
+/// How [`open_db`] opens a database.
+#[derive(Debug, Clone, Copy)]
+pub enum OpenAs<'a> {
+    /// The owner: created when missing.
+    Primary,
+    /// A read-only follower of the primary's files, with its own under this directory.
+    Secondary(&'a Path),
+}
+
+/// Opens (or creates) the database at `path` with the column families `cfs`: the one options
+/// block of kledger's RocksDB stores (the state store, the view store, the marks store),
+/// sized by `tuning`. Atomic flushes across column families, so a write batch's positions
+/// and the data they cover are durable together.
+pub fn open_db(
+    path: &Path,
+    cfs: &[&str],
+    tuning: &Tuning,
+    open: OpenAs<'_>,
+) -> Result<DB, StateError> {
+    let mut cf_opts = Options::default();
+    if tuning.block_cache_bytes > 0 {
+        let cache = Cache::new_lru_cache(tuning.block_cache_bytes);
         let mut table = BlockBasedOptions::default();
         table.set_block_cache(&cache);
         table.set_bloom_filter(10.0, false);
@@ -70,25 +106,47 @@ impl RocksStore {
         // the heap, where they grow with the data.
         table.set_cache_index_and_filter_blocks(true);
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        let mut cf_opts = Options::default();
         cf_opts.set_block_based_table_factory(&table);
-        cf_opts.set_write_buffer_size(config.write_buffer_bytes);
-        cf_opts.set_max_write_buffer_number(config.write_buffers_max);
+    }
+    cf_opts.set_write_buffer_size(tuning.write_buffer_bytes);
+    cf_opts.set_max_write_buffer_number(tuning.write_buffers_max);
+    if tuning.memtable_blooms {
         // Most lookups miss (a new action id, an empty slot): answer them from a bloom filter
         // in the memtable too, not only in SST files.
         cf_opts.set_memtable_whole_key_filtering(true);
         cf_opts.set_memtable_prefix_bloom_ratio(0.05);
-        let mut db_opts = Options::default();
-        db_opts.create_if_missing(true);
-        db_opts.create_missing_column_families(true);
-        db_opts.set_db_write_buffer_size(config.db_write_buffer_bytes);
-        db_opts.set_max_open_files(256);
-        db_opts.set_keep_log_file_num(4);
-        db_opts.set_atomic_flush(true);
-        let cfs = Cf::ALL
-            .iter()
-            .map(|cf| ColumnFamilyDescriptor::new(cf.name(), cf_opts.clone()));
-        let db = DB::open_cf_descriptors(&db_opts, path, cfs)?;
+    }
+    let mut db_opts = Options::default();
+    db_opts.create_if_missing(matches!(open, OpenAs::Primary));
+    db_opts.create_missing_column_families(true);
+    db_opts.set_db_write_buffer_size(tuning.db_write_buffer_bytes);
+    db_opts.set_max_open_files(tuning.open_files_max);
+    db_opts.set_keep_log_file_num(4);
+    db_opts.set_atomic_flush(true);
+    let descriptors = cfs
+        .iter()
+        .map(|name| ColumnFamilyDescriptor::new(*name, cf_opts.clone()));
+    Ok(match open {
+        OpenAs::Primary => DB::open_cf_descriptors(&db_opts, path, descriptors)?,
+        OpenAs::Secondary(own) => {
+            DB::open_cf_descriptors_as_secondary(&db_opts, path, own, descriptors)?
+        }
+    })
+}
+
+impl RocksStore {
+    /// Opens (or creates) the store at `path`.
+    pub fn open(path: &Path, config: &RocksConfig) -> Result<Self, StateError> {
+        let tuning = Tuning {
+            block_cache_bytes: config.block_cache_bytes,
+            write_buffer_bytes: config.write_buffer_bytes,
+            write_buffers_max: config.write_buffers_max,
+            db_write_buffer_bytes: config.db_write_buffer_bytes,
+            open_files_max: 256,
+            memtable_blooms: true,
+        };
+        let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
+        let db = open_db(path, &names, &tuning, OpenAs::Primary)?;
         Ok(Self {
             db,
             path: path.to_owned(),

@@ -141,6 +141,11 @@ impl<'a, S: StateRead + ?Sized> Overlay<'a, S> {
         }
     }
 
+    /// An overlay over `base` with `pending` writes already in it.
+    pub fn with_writes(base: &'a S, pending: WriteSet) -> Self {
+        Self { base, pending }
+    }
+
     /// The pending writes.
     pub fn pending(&self) -> &WriteSet {
         &self.pending

@@ -22,12 +22,12 @@ use std::path::Path;
 
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::{Change, Commit, Row, Status, SubjectScope};
-use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamilyDescriptor, DB, IteratorMode, Options, WriteBatch,
-};
+use rocksdb::{DB, IteratorMode, WriteBatch};
 use sha2::{Digest, Sha256};
 
 use crate::StateError;
+use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
+use crate::rocks::{OpenAs, Tuning, open_db};
 use crate::store::Visit;
 
 /// Default bound on the view store's memtables, all column families together.
@@ -56,6 +56,8 @@ pub struct AccountMark {
 pub struct ViewBatch {
     batch: WriteBatch,
     marks: BTreeMap<String, AccountMark>,
+    /// The batch's read progress (applied on write, never backwards).
+    progress: Checkpoint,
     /// Commits folded.
     pub folded: u64,
     /// Commits skipped as already folded.
@@ -191,9 +193,9 @@ impl ViewStore {
         cache_bytes: usize,
         memtable_bytes: usize,
     ) -> Result<Self, StateError> {
-        let (db_opts, cfs) = Self::options(cache_bytes, memtable_bytes);
+        let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
         Ok(Self {
-            db: DB::open_cf_descriptors(&db_opts, path, cfs)?,
+            db: open_db(path, &CFS, &tuning, OpenAs::Primary)?,
         })
     }
 
@@ -205,12 +207,10 @@ impl ViewStore {
         secondary: &Path,
         cache_bytes: usize,
     ) -> Result<Self, StateError> {
-        let (mut db_opts, cfs) = Self::options(cache_bytes, MEMTABLE_BYTES_DEFAULT);
-        db_opts.create_if_missing(false);
         // A secondary keeps every file it may read open.
-        db_opts.set_max_open_files(-1);
+        let tuning = Self::tuning(cache_bytes, MEMTABLE_BYTES_DEFAULT, -1);
         Ok(Self {
-            db: DB::open_cf_descriptors_as_secondary(&db_opts, primary, secondary, cfs)?,
+            db: open_db(primary, &CFS, &tuning, OpenAs::Secondary(secondary))?,
         })
     }
 
@@ -219,34 +219,15 @@ impl ViewStore {
         Ok(self.db.try_catch_up_with_primary()?)
     }
 
-    fn options(
-        cache_bytes: usize,
-        memtable_bytes: usize,
-    ) -> (Options, Vec<ColumnFamilyDescriptor>) {
-        let cache = Cache::new_lru_cache(cache_bytes);
-        let mut table = BlockBasedOptions::default();
-        table.set_block_cache(&cache);
-        table.set_bloom_filter(10.0, false);
-        // Index and filter blocks live in the block cache (bounded by it), not beside it on
-        // the heap, where they grow with the data.
-        table.set_cache_index_and_filter_blocks(true);
-        table.set_pin_l0_filter_and_index_blocks_in_cache(true);
-        let mut cf_opts = Options::default();
-        cf_opts.set_block_based_table_factory(&table);
-        cf_opts.set_write_buffer_size((memtable_bytes / 4).clamp(1 << 20, 8 << 20));
-        cf_opts.set_max_write_buffer_number(2);
-        let mut db_opts = Options::default();
-        db_opts.set_db_write_buffer_size(memtable_bytes);
-        db_opts.create_if_missing(true);
-        db_opts.create_missing_column_families(true);
-        db_opts.set_max_open_files(256);
-        db_opts.set_keep_log_file_num(4);
-        db_opts.set_atomic_flush(true);
-        let cfs = CFS
-            .iter()
-            .map(|n| ColumnFamilyDescriptor::new(*n, cf_opts.clone()))
-            .collect();
-        (db_opts, cfs)
+    fn tuning(cache_bytes: usize, memtable_bytes: usize, open_files_max: i32) -> Tuning {
+        Tuning {
+            block_cache_bytes: cache_bytes,
+            write_buffer_bytes: (memtable_bytes / 4).clamp(1 << 20, 8 << 20),
+            write_buffers_max: 2,
+            db_write_buffer_bytes: memtable_bytes,
+            open_files_max,
+            memtable_blooms: false,
+        }
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily, StateError> {
@@ -268,8 +249,8 @@ impl ViewStore {
 
     /// The next outbox offset to read on `partition` (0 when none was folded).
     pub fn position(&self, partition: i32) -> Result<i64, StateError> {
-        match self.db.get_cf(self.cf("meta")?, partition.to_be_bytes())? {
-            Some(v) => i64_at(&v, 0),
+        match self.db.get_cf(self.cf("meta")?, partition_key(partition))? {
+            Some(v) => decode_next(&v),
             None => Ok(0),
         }
     }
@@ -353,16 +334,23 @@ impl ViewStore {
         partition: i32,
         offset: i64,
     ) -> Result<(), StateError> {
-        batch.batch.put_cf(
-            self.cf("meta")?,
-            partition.to_be_bytes(),
-            (offset + 1).to_be_bytes(),
-        );
+        batch.progress.read(partition, offset);
         Ok(())
     }
 
     /// Makes a folded batch durable.
-    pub fn write(&self, batch: ViewBatch) -> Result<(), StateError> {
+    pub fn write(&self, mut batch: ViewBatch) -> Result<(), StateError> {
+        let mut now = Checkpoint::new();
+        for (p, _) in batch.progress.iter() {
+            now.set_at_least(p, self.position(p)?);
+        }
+        now.try_apply(&batch.progress)?;
+        let meta = self.cf("meta")?;
+        for (p, next) in batch.progress.iter() {
+            batch
+                .batch
+                .put_cf(meta, partition_key(p), encode_next(next));
+        }
         self.db.write(batch.batch)?;
         Ok(())
     }

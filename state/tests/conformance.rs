@@ -179,7 +179,7 @@ fn fold_applies_replays_and_refuses_forks(s: &dyn StateStore) {
         Folded::Applied
     );
     s.write(&o.into_writes()).unwrap();
-    assert_eq!(position(s, 3, keys::META_OUTBOX_OFFSET).unwrap(), Some(7));
+    assert_eq!(next_offset(s, 3, keys::META_OUTBOX_NEXT).unwrap(), 8);
     let head: Head = kledger_state::fold::head(s, 3, acct).unwrap();
     assert_eq!((head.seq, head.hash.as_str()), (3, c3.head_hash.as_str()));
     // The head keeps the intent offset of its last commit.

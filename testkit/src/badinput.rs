@@ -116,6 +116,7 @@ fn sized(u: &str, action: &str, total: usize) -> Value {
     panic!("no quote length gives a record of {total} bytes");
 }
 
+// Long on purpose: the corpus is a flat list of cases, one entry each; splitting it would scatter the catalogue.
 /// Every case, for accounts `t_acme/user/u_bad_<n>` (`partitions`: of the intents topic).
 pub fn corpus(partitions: i32) -> Vec<Case> {
     let mut cases = Vec::new();

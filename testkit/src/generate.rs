@@ -262,6 +262,7 @@ impl Generator {
             .collect()
     }
 
+    // Long on purpose: one match over every action the generator draws, each arm a few lines.
     fn fresh(&mut self, account: &str, action: String) -> Intent {
         let view = self.plan_view(account);
         let roll = self.rng.random_range(0..100);

@@ -12,9 +12,9 @@ use kledger_schemas::avro::decode;
 use kledger_schemas::{Commit, IntentRecord, Receipt};
 use kledger_state::{MemoryStore, digest};
 use kledger_topology::config::Config;
-use kledger_topology::embedded::{EmbeddedBroker, free_port};
-use kledger_topology::registry::Codec;
-use kledger_topology::{offline, publish, topics};
+use kledger_topology::kafka::codec::Codec;
+use kledger_topology::kafka::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::{kafka::topics, pipeline::offline, pipeline::publish};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Headers, Message};
@@ -165,7 +165,7 @@ pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Co
     c.views.dir = state.join("views");
     c.vectors.dir = state.join("vectors");
     c.http.listen = String::new();
-    c.processor.batch_records_max = 500;
+    c.processor.batch.records_max = 500;
     c
 }
 
@@ -207,8 +207,8 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
         ),
         ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
         (
-            "KLEDGER_PROCESSOR__BATCH_RECORDS_MAX".into(),
-            c.processor.batch_records_max.to_string(),
+            "KLEDGER_PROCESSOR__BATCH__RECORDS_MAX".into(),
+            c.processor.batch.records_max.to_string(),
         ),
         ("KLEDGER_LOG__FILTER".into(), "info".into()),
     ]
@@ -316,6 +316,7 @@ pub fn expected_within(
         &mut BufReader::new(Cursor::new(jsonl(records))),
         partitions,
         limits,
+        kledger_topology::config::BulkConfig::default().records_max,
         offline::Sinks {
             receipts: &mut r,
             commits: Some(&mut c),
@@ -335,7 +336,7 @@ pub fn expected_within(
 pub fn positioned<'a>(
     commits: impl IntoIterator<Item = &'a Commit>,
     partition_of: impl Fn(&Commit) -> i32,
-) -> Vec<kledger_topology::sinks::OutboxCommit> {
+) -> Vec<kledger_topology::pipeline::project::OutboxCommit> {
     let mut next: BTreeMap<i32, i64> = BTreeMap::new();
     commits
         .into_iter()
@@ -343,7 +344,7 @@ pub fn positioned<'a>(
             let partition = partition_of(c);
             let o = next.entry(partition).or_insert(0);
             *o += 1;
-            kledger_topology::sinks::OutboxCommit {
+            kledger_topology::pipeline::project::OutboxCommit {
                 partition,
                 offset: *o - 1,
                 commit: c.clone(),
@@ -562,7 +563,8 @@ pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
         let h = &have[p];
         for (i, (a, b)) in h.iter().zip(w).enumerate() {
             if a != b {
-                for (path, outbox, expected) in kledger_topology::replay::field_diff(a, b) {
+                for (path, outbox, expected) in kledger_topology::pipeline::replay::field_diff(a, b)
+                {
                     eprintln!("differs at {path}: outbox {outbox} / expected {expected}");
                 }
                 for x in h.iter().filter(|x| x.account_id == a.account_id) {

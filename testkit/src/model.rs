@@ -159,6 +159,7 @@ fn targets(op: &Op) -> Vec<String> {
     }
 }
 
+// Long on purpose: one function per op kind's reference semantics, read beside `decide`'s arm.
 fn write(
     acct: &Account,
     intent: &Intent,

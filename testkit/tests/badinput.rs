@@ -9,9 +9,9 @@ use kledger_schemas::Receipt;
 use kledger_schemas::avro::decode;
 use kledger_state::{Applier, MemoryStore, StateStore};
 use kledger_testkit::badinput::{Expect, corpus};
-use kledger_topology::registry::Codec;
-use kledger_topology::runtime::batch::{OutKind, decide_batch};
-use kledger_topology::topics::Topics;
+use kledger_topology::kafka::codec::Codec;
+use kledger_topology::kafka::topics::Topics;
+use kledger_topology::pipeline::apply::batch::{OutKind, decide_batch};
 use rdkafka::Timestamp;
 use rdkafka::message::OwnedMessage;
 

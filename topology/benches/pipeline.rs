@@ -17,8 +17,8 @@ use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
-use kledger_topology::runtime::clients::{DeliveryContext, consumer_config, producer_config};
-use kledger_topology::{publish, topics};
+use kledger_topology::kafka::clients::{DeliveryContext, consumer_config, producer_config};
+use kledger_topology::{kafka::topics, pipeline::publish};
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
@@ -46,7 +46,7 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
         .create_with_context(DeliveryContext::new(tx))
         .expect("producer");
     let (mut done, mut id) = (0i64, 0u64);
-    let max = config.processor.batch_records_max;
+    let max = config.processor.batch.records_max;
     while done < total {
         let mut batch = Vec::with_capacity(max);
         let mut deadline: Option<Instant> = None;
@@ -58,7 +58,7 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
                 Some(Ok(m)) => {
                     started.get_or_insert_with(Instant::now);
                     deadline.get_or_insert_with(|| {
-                        Instant::now() + Duration::from_millis(config.processor.batch_wait_ms)
+                        Instant::now() + Duration::from_millis(config.processor.batch.wait_ms)
                     });
                     batch.push(m.detach());
                 }
@@ -140,7 +140,7 @@ fn main() {
             t.elapsed().as_secs_f64()
         );
         let out = format!("bench{run}.passthrough");
-        let out_topics = kledger_topology::topics::Topics {
+        let out_topics = kledger_topology::kafka::topics::Topics {
             intents: out.clone(),
             ..c.topics()
         };

@@ -16,8 +16,8 @@ use std::io::{BufReader, Cursor};
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
-use kledger_topology::rebuild::{ProjectionKind, rebuild};
-use kledger_topology::{publish, replay, runtime, topics};
+use kledger_topology::pipeline::rebuild::{ProjectionKind, rebuild};
+use kledger_topology::{kafka::clients, kafka::topics, pipeline::publish, pipeline::replay};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
@@ -34,7 +34,7 @@ const RUNS: usize = 3;
 
 /// Reads every outbox partition from 0 to its end with `read_committed`; (records, rate).
 fn raw_read(c: &Config) -> (u64, f64) {
-    let consumer: BaseConsumer = runtime::clients::restore_config(c)
+    let consumer: BaseConsumer = clients::restore_config(c)
         .set("group.id", "bench-raw-read")
         .create()
         .expect("consumer");

@@ -25,12 +25,12 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::{Commit, OwnerKind};
 use kledger_state::{MarkStore, ViewBatch, ViewStore};
 use kledger_testkit::{GenConfig, Generator, Ledger};
-use kledger_topology::api::Api;
-use kledger_topology::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::config::Config;
 use kledger_topology::generations::Live;
-use kledger_topology::sinks::OutboxCommit;
-use kledger_topology::sinks::vectors::{apply, plan};
+use kledger_topology::pipeline::project::OutboxCommit;
+use kledger_topology::pipeline::project::vectors::{apply, plan};
+use kledger_topology::serve::api::Api;
+use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::vector::SearchIndex;
 use kledger_topology::vector::edge::EdgeIndex;
 use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
@@ -101,7 +101,9 @@ fn main() {
             applied.insert(c.commit.account_id.clone(), c.commit.commit_seq);
             positions.insert(c.partition, c.offset + 1);
         }
-        marks.write(&applied, &positions).expect("marks");
+        marks
+            .write(&applied, &positions.into_iter().collect())
+            .expect("marks");
     }
     let sink_s = started.elapsed().as_secs_f64();
     let points = sink_index.scan().expect("scan");

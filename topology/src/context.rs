@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use crate::config::Config;
-use crate::registry::Codec;
-use crate::runtime::status::Status;
+use crate::kafka::codec::Codec;
 use crate::shutdown::Shutdown;
+use crate::status::Status;
 
 /// The shared context of one process's parts (cheap to clone).
 #[derive(Debug, Clone)]

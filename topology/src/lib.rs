@@ -1,50 +1,35 @@
-//! kledger's runtime: topics, the Kafka processor, configuration, the HTTP endpoints and the
-//! `kledger` binary's commands.
+//! kledger's runtime: the Kafka layer, the processor and the projections, the HTTP API, the
+//! composition of a process and the `kledger` command line.
 //!
-//! Layout:
-//! - [`config`]: TOML configuration with `KLEDGER_*` overrides.
-//! - [`kafka`]: the Kafka layer (the one partition reader).
-//! - [`generations`]: projection generations (rebuilds swapped in atomically).
-//! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
-//! - [`topics`]: topic names, creation, the co-partitioning check.
-//! - [`offline`]: `kledger apply`, the offline mode over JSON lines.
-//! - [`runtime`]: the stream processor (`kledger run`).
-//! - [`sinks`]: projections of the outbox (the view materializer).
-//! - [`api`]: the owner-scoped read API.
-//! - [`vector`]: vector indexes (Qdrant in-process or a server) and embedders.
-//! - [`publish`]: `kledger publish`; [`migrate`]: `kledger migrate plan|apply`;
-//!   [`legacy_vectors`]: `kledger migrate vectors`.
-//! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild views|qdrant`;
-//!   [`stateops`]: `kledger state restore`.
-//! - [`registry`]: the record codec (single-object, or Confluent framing with a schema registry).
-//! - [`metrics`]: metric names and the Prometheus recorder; [`http`]: its endpoints.
-//! - [`lines`]: bounded reading of JSON-lines input; [`logs`]: the log subscriber, and the
-//!   scrubbing of secrets from every line written.
+//! Layers, each using only those before it:
+//! 1. [`kafka`]: how partitions are read and written (the one partition reader, clients,
+//!    topics, the embedded broker, the record codec); [`vector`]: the vector indexes and
+//!    embedders. Nothing about ledgers.
+//! 2. [`pipeline`]: what kledger does with records: the processor and restore, the projections
+//!    and their driver, replay, rebuild, publish, migrate, the offline mode.
+//! 3. [`serve`]: HTTP: the listener, metrics and health, the read API and the ingress.
+//! 4. [`app`]: the composition root: which parts a process runs, and how they are wired.
+//! 5. [`cli`]: one file per command; the binary's `main` only calls it.
+//!
+//! Shared by every layer: [`config`] (TOML with `KLEDGER_*` overrides), [`context`] (what
+//! every part of a process shares), [`shutdown`], [`status`] (what `/readyz` reports),
+//! [`generations`] (projection generations swapped in atomically), [`metrics`], [`logs`]
+//! (the log subscriber and the scrubbing of secrets), [`lines`] (bounded JSON-lines input),
+//! [`progress`] (progress bars), [`memory`] (transparent huge pages off).
 
-pub mod api;
 pub mod app;
 pub mod cli;
 pub mod config;
-pub mod context;
-pub mod embedded;
+pub(crate) mod context;
 pub mod generations;
-pub mod http;
 pub mod kafka;
-pub mod legacy_vectors;
-pub mod lines;
-pub mod logs;
+pub(crate) mod lines;
+pub(crate) mod logs;
 pub mod memory;
 pub mod metrics;
-pub mod migrate;
-pub mod offline;
-pub mod progress;
-pub mod publish;
-pub mod rebuild;
-pub mod registry;
-pub mod replay;
-pub mod runtime;
+pub mod pipeline;
+pub(crate) mod progress;
+pub mod serve;
 pub mod shutdown;
-pub mod sinks;
-pub mod stateops;
-pub mod topics;
+pub mod status;
 pub mod vector;

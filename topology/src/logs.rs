@@ -16,18 +16,18 @@ use std::sync::OnceLock;
 use crate::config::Config;
 
 /// What replaces a secret in output.
-pub const REDACTED: &str = "<redacted>";
+pub(crate) const REDACTED: &str = "<redacted>";
 
 /// Secrets shorter than this are not scrubbed (they would blank ordinary words); a
 /// configuration cannot hold one: tokens are at least 16 chars.
-pub const SECRET_CHARS_MIN: usize = 6;
+pub(crate) const SECRET_CHARS_MIN: usize = 6;
 
 static SECRETS: OnceLock<Vec<String>> = OnceLock::new();
 
 /// Registers the secret values to scrub: those of `config` and of every variable in `vars`
 /// whose name says it holds a secret (also read before the configuration parses, so an error
 /// about a malformed configuration cannot quote one). The first call wins.
-pub fn register(config: Option<&Config>, vars: impl IntoIterator<Item = (String, String)>) {
+pub(crate) fn register(config: Option<&Config>, vars: impl IntoIterator<Item = (String, String)>) {
     let mut raw: Vec<String> = config.map(Config::secret_values).unwrap_or_default();
     for (name, value) in vars {
         let n = name.to_ascii_uppercase();
@@ -67,7 +67,7 @@ fn forms(raw: Vec<String>) -> Vec<String> {
 }
 
 /// `text` with every registered secret replaced by [`REDACTED`].
-pub fn scrub(text: &str) -> Cow<'_, str> {
+pub(crate) fn scrub(text: &str) -> Cow<'_, str> {
     let secrets = SECRETS.get().map(Vec::as_slice).unwrap_or_default();
     if !secrets.iter().any(|s| text.contains(s.as_str())) {
         return Cow::Borrowed(text);
@@ -84,7 +84,7 @@ pub fn scrub(text: &str) -> Cow<'_, str> {
 /// A log line on its way to stderr: buffered, scrubbed and written whole when dropped (the
 /// formatter makes one per event).
 #[derive(Debug, Default)]
-pub struct ScrubbedLine(Vec<u8>);
+pub(crate) struct ScrubbedLine(Vec<u8>);
 
 impl Write for ScrubbedLine {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
@@ -106,7 +106,7 @@ impl Drop for ScrubbedLine {
 
 /// Installs the subscriber: `config.log.filter` (tansu's own ERROR-level chatter off unless the
 /// filter turns it on), JSON or text (`text` forces text), every line scrubbed.
-pub fn init(config: &Config, text: bool) {
+pub(crate) fn init(config: &Config, text: bool) {
     // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
     let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
     // The configured filter comes last, so it can turn tansu's logs back on when needed.
@@ -118,7 +118,7 @@ pub fn init(config: &Config, text: bool) {
         .with_env_filter(filter)
         .with_ansi(ansi)
         .with_writer(ScrubbedLine::default);
-    if config.log.format == "json" && !text {
+    if config.log.format == crate::config::LogFormat::Json && !text {
         builder.json().init();
     } else {
         builder.init();

@@ -4,7 +4,7 @@
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A bar over `total` items (a spinner when the total is unknown), labelled `what`.
-pub fn bar(total: Option<u64>, what: &str, show: bool) -> ProgressBar {
+pub(crate) fn bar(total: Option<u64>, what: &str, show: bool) -> ProgressBar {
     let b = match total {
         Some(n) => ProgressBar::new(n),
         None => ProgressBar::new_spinner(),

@@ -123,7 +123,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(&b.bootstrap, dir.path(), 4, "api-e2e");
-    let port = kledger_topology::embedded::free_port().unwrap();
+    let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");
     c.api
         .principals
@@ -536,7 +536,7 @@ fn forty_concurrent_ingress_waits_share_one_receipts_reader_and_exports_are_capp
     let mut c = config(&b.bootstrap, dir.path(), 4, "api-waits");
     c.vectors.enabled = false;
     c.api.exports_max = 1;
-    let port = kledger_topology::embedded::free_port().unwrap();
+    let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");
     c.api
         .principals

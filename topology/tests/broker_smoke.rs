@@ -1,7 +1,7 @@
 //! The embedded broker speaks enough Kafka for kledger: topics, keyed produce, group consume.
 
-use kledger_topology::embedded::{EmbeddedBroker, free_port};
-use kledger_topology::topics::{self, Topics};
+use kledger_topology::kafka::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::kafka::topics::{self, Topics};
 
 /// Topics' `max.message.bytes`: the default record budget plus framing.
 const MESSAGE_BYTES: usize =

@@ -83,7 +83,7 @@ fn serve(rt: &tokio::runtime::Runtime, fake: Fake) -> String {
 
 fn config(url: &str, dim: usize) -> EmbedderConfig {
     EmbedderConfig {
-        kind: "http".into(),
+        kind: kledger_topology::config::EmbedderKind::Http,
         dim,
         url: url.into(),
         model: "text-embedding-test".into(),

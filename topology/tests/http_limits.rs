@@ -9,8 +9,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::HttpConfig;
-use kledger_topology::runtime::status::Status;
-use kledger_topology::{http, metrics};
+use kledger_topology::status::Status;
+use kledger_topology::{metrics, serve::http};
 
 struct Listener {
     port: u16,
@@ -23,7 +23,7 @@ fn listen(h: HttpConfig, body_bytes_max: usize) -> Listener {
         .enable_all()
         .build()
         .unwrap();
-    let port = kledger_topology::embedded::free_port().unwrap();
+    let port = kledger_topology::kafka::embedded::free_port().unwrap();
     let addr = format!("127.0.0.1:{port}");
     let status = Arc::new(Status::default());
     status.set_no_processor();

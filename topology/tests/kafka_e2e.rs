@@ -45,8 +45,9 @@ fn run_until_ready(b: &TestBroker, c: &kledger_topology::config::Config) {
 fn verify(
     c: &kledger_topology::config::Config,
     scratch: &std::path::Path,
-) -> kledger_topology::replay::Report {
-    kledger_topology::replay::verify_topics(c, &Default::default(), scratch, false).unwrap()
+) -> kledger_topology::pipeline::replay::Report {
+    kledger_topology::pipeline::replay::verify_topics(c, &Default::default(), scratch, false)
+        .unwrap()
 }
 
 fn http_get(port: u16, path: &str) -> (u16, String) {
@@ -65,7 +66,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(&b.bootstrap, dir.path(), PARTITIONS, "e2e-10k");
-    let port = kledger_topology::embedded::free_port().unwrap();
+    let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");
     create_topics(&b, &c);
     let records = stream(21, 100, 10_000);
@@ -112,7 +113,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     let spare = tempfile::tempdir().unwrap();
     store.checkpoint(&spare.path().join("cp")).unwrap();
     drop(store);
-    let summary = kledger_topology::stateops::restore(
+    let summary = kledger_topology::pipeline::stateops::restore(
         &c,
         &spare.path().join("from-cp"),
         Some(&spare.path().join("cp")),
@@ -121,7 +122,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     )
     .unwrap();
     assert!(summary.ends_with(&want_digest), "{summary}");
-    let summary = kledger_topology::stateops::restore(
+    let summary = kledger_topology::pipeline::stateops::restore(
         &c,
         &spare.path().join("from-outbox"),
         None,
@@ -131,7 +132,7 @@ fn ten_thousand_intents_give_the_offline_commits_and_a_receipt_each() {
     .unwrap();
     assert!(summary.ends_with(&want_digest), "{summary}");
     assert!(
-        kledger_topology::stateops::restore(&c, dir.path(), None, true, false).is_err(),
+        kledger_topology::pipeline::stateops::restore(&c, dir.path(), None, true, false).is_err(),
         "restore refuses a directory that holds state"
     );
 
@@ -309,7 +310,7 @@ fn restore_over_a_forged_fork_stops_with_a_clear_error() {
         .expect("replay verify finds the forged commit");
     assert_eq!(
         d.kind,
-        kledger_topology::replay::DiffKind::NotProduced,
+        kledger_topology::pipeline::replay::DiffKind::NotProduced,
         "{d}"
     );
     assert_eq!(
@@ -616,8 +617,14 @@ fn a_purge_split_into_bounded_commits_replays_and_restores_exactly() {
     let store = RocksStore::open(dir.path(), &RocksConfig::default()).unwrap();
     assert_eq!(digest(&store).unwrap(), want_digest);
     drop(store);
-    kledger_topology::stateops::restore(&c, &dir.path().join("restored"), None, true, false)
-        .unwrap();
+    kledger_topology::pipeline::stateops::restore(
+        &c,
+        &dir.path().join("restored"),
+        None,
+        true,
+        false,
+    )
+    .unwrap();
     let restored = RocksStore::open(&dir.path().join("restored"), &RocksConfig::default()).unwrap();
     assert_eq!(digest(&restored).unwrap(), want_digest);
 }

@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use kledger_topology::config::Config;
-use kledger_topology::embedded::free_port;
+use kledger_topology::kafka::embedded::free_port;
 
 const PARTITIONS: i32 = 6;
 
@@ -310,7 +310,7 @@ fn a_sqlite_broker_serves_records_stamped_before_1970() {
         "proc-sqlite",
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(kledger_topology::topics::create(
+    rt.block_on(kledger_topology::kafka::topics::create(
         &broker.bootstrap,
         &c.topics(),
         PARTITIONS,

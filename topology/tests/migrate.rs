@@ -14,7 +14,7 @@ use kledger_processors::migrate::{Disposition, PlanEntry};
 use kledger_schemas::{Op, WriteReason};
 use kledger_testkit::legacy::{LEGACY_SEED, lines};
 use kledger_topology::config::Config;
-use kledger_topology::migrate::{self, Completion};
+use kledger_topology::pipeline::migrate::{self, Completion};
 use rand::{Rng, SeedableRng};
 
 const PARTITIONS: i32 = 4;

@@ -6,7 +6,7 @@ use std::io::{BufReader, Cursor};
 use kledger_schemas::{Commit, IntentRecord, Receipt};
 use kledger_state::{MemoryStore, RocksConfig, RocksStore, digest};
 use kledger_testkit::{GenConfig, Generator, Ledger};
-use kledger_topology::offline::{self, ApplySummary, Sinks};
+use kledger_topology::pipeline::offline::{self, ApplySummary, Sinks};
 
 const EXAMPLE: &str = include_str!("../../examples/intents.jsonl");
 
@@ -17,6 +17,7 @@ fn run(store: &dyn kledger_state::StateStore, input: &str) -> (ApplySummary, Str
         &mut BufReader::new(Cursor::new(input)),
         12,
         Default::default(),
+        kledger_topology::config::BulkConfig::default().records_max,
         Sinks {
             receipts: &mut r,
             commits: Some(&mut c),
@@ -131,6 +132,7 @@ fn receipts_and_commits_on_one_stream_are_whole_json_lines() {
         &mut BufReader::new(Cursor::new(EXAMPLE)),
         12,
         Default::default(),
+        kledger_topology::config::BulkConfig::default().records_max,
         Sinks {
             receipts: &mut out,
             commits: None,
@@ -169,6 +171,7 @@ fn a_line_whose_position_no_topic_could_hold_is_refused() {
             &mut BufReader::new(Cursor::new(input)),
             12,
             Default::default(),
+            kledger_topology::config::BulkConfig::default().records_max,
             Sinks {
                 receipts: &mut Vec::new(),
                 commits: None,

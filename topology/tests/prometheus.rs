@@ -80,7 +80,7 @@ fn prometheus_scrapes_kledger_and_every_dashboard_and_alert_query_returns_data()
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(&b.bootstrap, dir.path(), 4, "prometheus-e2e");
-    let kledger_port = kledger_topology::embedded::free_port().unwrap();
+    let kledger_port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{kledger_port}");
     const TOKEN: &str = "prometheus-test-token-0123";
     c.api.principals.insert(
@@ -125,7 +125,7 @@ fn prometheus_scrapes_kledger_and_every_dashboard_and_alert_query_returns_data()
     assert_eq!(status, 200);
 
     // Prometheus scraping it every second with the shipped rules.
-    let prom_port = kledger_topology::embedded::free_port().unwrap();
+    let prom_port = kledger_topology::kafka::embedded::free_port().unwrap();
     let prom_dir = dir.path().join("prometheus");
     std::fs::create_dir_all(&prom_dir).unwrap();
     let cfg = format!(

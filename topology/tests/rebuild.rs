@@ -15,7 +15,7 @@ use kledger_state::ViewStore;
 use kledger_topology::app;
 use kledger_topology::config::Config;
 use kledger_topology::generations::Generations;
-use kledger_topology::rebuild::{ProjectionKind, rebuild};
+use kledger_topology::pipeline::rebuild::{ProjectionKind, rebuild};
 use kledger_topology::vector::{Scanned, VectorIndex};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -19,8 +19,8 @@ use kledger_schemas::avro::decode;
 use kledger_schemas::{Commit, Receipt, View};
 use kledger_testkit::registry::TestRegistry;
 use kledger_topology::config::Config;
-use kledger_topology::registry::Codec;
-use kledger_topology::{app, replay};
+use kledger_topology::kafka::codec::Codec;
+use kledger_topology::{app, pipeline::replay};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
 
 const PARTITIONS: i32 = 4;
@@ -135,7 +135,7 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
         "a Confluent-framed record needs the registry"
     );
     let before = registry.id_lookups();
-    let fresh = kledger_topology::registry::RegistryClient::new(
+    let fresh = kledger_topology::kafka::codec::RegistryClient::new(
         &c.registry.url,
         Duration::from_secs(5),
         Duration::from_secs(1),

@@ -13,10 +13,10 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::{KnownSchemas, decode, encode_single_object};
 use kledger_schemas::{Commit, IntentRecord};
 use kledger_state::{Applier, MemoryStore, StateStore};
-use kledger_topology::registry::Codec;
-use kledger_topology::replay::{self, DiffKind, Report, Sources};
-use kledger_topology::runtime::batch::{OutKind, decide_batch};
-use kledger_topology::topics::Topics;
+use kledger_topology::kafka::codec::Codec;
+use kledger_topology::kafka::topics::Topics;
+use kledger_topology::pipeline::apply::batch::{OutKind, decide_batch};
+use kledger_topology::pipeline::replay::{self, DiffKind, Report, Sources};
 use rdkafka::Timestamp;
 use rdkafka::message::{Message, OwnedMessage};
 
@@ -130,6 +130,7 @@ fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
         &lookup,
         Limits::default(),
         &Default::default(),
+        kledger_topology::config::BulkConfig::default().records_max,
         &|_| {},
     )
     .unwrap()

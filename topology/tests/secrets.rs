@@ -17,7 +17,7 @@ use std::time::{Duration, Instant};
 use common::*;
 use kledger_schemas::{Op, WriteReason};
 use kledger_testkit::build::{fact, intent};
-use kledger_topology::embedded::free_port;
+use kledger_topology::kafka::embedded::free_port;
 
 const TOKEN: &str = "tok-SECRET-principal-0001";
 const OTHER_TOKEN: &str = "tok-SECRET-principal-0002";

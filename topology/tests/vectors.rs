@@ -14,7 +14,7 @@ use kledger_processors::payload::{AccountRef, Placement, access_filter, placemen
 use kledger_schemas::*;
 use kledger_state::MarkStore;
 use kledger_testkit::{GenConfig, Generator, Ledger};
-use kledger_topology::sinks::vectors::{apply, plan};
+use kledger_topology::pipeline::project::vectors::{apply, plan};
 use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
 use kledger_topology::vector::{QueryVector, VectorIndex};
 use rand::{Rng, SeedableRng};
@@ -53,7 +53,7 @@ fn feed(index: &dyn VectorIndex, marks: &MarkStore, commits: &[Commit], embedder
             let cur = marks.applied(&a).unwrap();
             latest.insert(a, s.max(cur));
         }
-        marks.write(&latest, &BTreeMap::new()).unwrap();
+        marks.write(&latest, &Default::default()).unwrap();
     }
 }
 

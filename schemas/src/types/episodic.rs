@@ -386,7 +386,7 @@ mod tests {
             era * 146_097 + doe - 719_468
         }
 
-        pub fn parse_rfc3339(s: &str) -> Option<i64> {
+        pub(super) fn parse_rfc3339(s: &str) -> Option<i64> {
             let b = s.as_bytes();
             if b.len() < 20 || !b.is_ascii() {
                 return None;

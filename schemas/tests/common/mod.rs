@@ -9,7 +9,7 @@ use proptest::collection::{btree_map, vec};
 use proptest::option;
 use proptest::prelude::*;
 
-pub fn s() -> impl Strategy<Value = String> {
+pub(crate) fn s() -> impl Strategy<Value = String> {
     ".{0,12}"
 }
 
@@ -80,7 +80,7 @@ prop_compose! {
     }
 }
 
-pub fn op() -> impl Strategy<Value = Op> {
+pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         assert_op().prop_map(Op::Assert),
         (strings(), assert_op()).prop_map(|(targets, replacement)| Op::Amend(AmendOp {

@@ -13,11 +13,13 @@ use kledger_processors::access::{Principal, SENSITIVE_READER_ROLE};
 use kledger_processors::embed::HashEmbedder;
 use kledger_schemas::*;
 use kledger_state::{MarkStore, ViewStore};
-use kledger_topology::api::Api;
-use kledger_topology::api::read::{TimelineParams, entity_timeline, profile_answer, read_playbook};
-use kledger_topology::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::config::Config;
 use kledger_topology::generations::Live;
+use kledger_topology::serve::api::Api;
+use kledger_topology::serve::api::read::{
+    TimelineParams, entity_timeline, profile_answer, read_playbook,
+};
+use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::vector::VectorGen;
 use kledger_topology::vector::embedder::LocalEmbedder;
 use rand::seq::IndexedRandom;
@@ -143,6 +145,7 @@ fn some<R: Rng>(rng: &mut R, xs: &[&str]) -> Vec<String> {
         .collect()
 }
 
+// Long on purpose: the world's accounts, rows, closes and purges are built in one visible sequence.
 /// Builds the world: `rows_per_account` writes per account, then some closes and purges.
 fn world(seed: u64, rows_per_account: usize) -> (Ledger, Vec<String>) {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
@@ -268,6 +271,7 @@ fn principal<R: Rng>(rng: &mut R) -> Principal {
     }
 }
 
+// Long on purpose: a harness check reads top to bottom as its steps (world, index, queries, verdict).
 /// Runs `queries` queries (at least) against a world built with `seed`.
 pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
     let (ledger, accounts) = world(seed, 40);
@@ -287,8 +291,8 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
     let positioned = crate::kafka::positioned(&ledger.commits, |c| c.intent_partition);
     for chunk in positioned.chunks(500) {
         let read: Vec<(i32, i64)> = chunk.iter().map(|c| (c.partition, c.offset)).collect();
-        kledger_topology::sinks::views::fold(&views, chunk, read.iter().copied())?;
-        kledger_topology::sinks::vectors::project(
+        kledger_topology::pipeline::project::views::fold(&views, chunk, read.iter().copied())?;
+        kledger_topology::pipeline::project::vectors::project(
             &g,
             &embedder,
             &HashEmbedder::default(),

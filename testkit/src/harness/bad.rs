@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 use kledger_processors::routing::partition_for;
 use kledger_schemas::Receipt;
 use kledger_schemas::avro::encode_single_object;
-use kledger_topology::runtime::clients::{DeliveryContext, producer_config, send_waiting};
+use kledger_topology::kafka::clients::{DeliveryContext, producer_config, send_waiting};
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use super::Row;
@@ -92,6 +92,7 @@ enum Item {
 /// One record to send: what it is, key, value, partition, timestamp.
 type Send = (Item, Option<Vec<u8>>, Option<Vec<u8>>, i32, i64);
 
+// Long on purpose: a harness check reads top to bottom as its steps (corpus, stream, answers, verdict).
 /// Runs the corpus through `kledger run` (the binary at `bin`).
 pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<BadFigures> {
     let b = TestBroker::start();
@@ -178,7 +179,7 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
         "not every record was delivered"
     );
 
-    let port = kledger_topology::embedded::free_port()?;
+    let port = kledger_topology::kafka::embedded::free_port()?;
     let env = [("KLEDGER_VECTORS__ENABLED", "false")];
     let mut child = spawn_kledger(bin, &c, port, dir.path(), "bad", &env);
     wait_ready(&mut child, port, dir.path(), "bad");
@@ -214,12 +215,13 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
     // The offline answers of the valid stream alone (bad inputs touch other accounts, or are
     // rejected and change nothing).
     let mut offline_receipts = Vec::new();
-    kledger_topology::offline::apply(
+    kledger_topology::pipeline::offline::apply(
         &kledger_state::MemoryStore::new(),
         &mut BufReader::new(Cursor::new(jsonl(&valid))),
         PARTITIONS,
         Default::default(),
-        kledger_topology::offline::Sinks {
+        kledger_topology::config::BulkConfig::default().records_max,
+        kledger_topology::pipeline::offline::Sinks {
             receipts: &mut offline_receipts,
             commits: Some(&mut Vec::new()),
         },

@@ -87,12 +87,12 @@ pub fn crash_loop(
         PARTITIONS,
         "harness-crash",
     );
-    c.processor.batch_records_max = 200;
+    c.processor.batch.records_max = 200;
     create_topics(&b, &c);
     let records = stream(seed, accounts, intents);
     let chunks: Vec<_> = records.chunks(records.len().div_ceil(kills + 1)).collect();
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let port = kledger_topology::embedded::free_port()?;
+    let port = kledger_topology::kafka::embedded::free_port()?;
     // A short session timeout lets a restarted instance take the dead member's partitions
     // soon; the sinks stay off (the outbox is what is checked).
     let env = [
@@ -238,6 +238,7 @@ impl EarlyCrashFigures {
     }
 }
 
+// Long on purpose: a harness check reads top to bottom as its steps (broker, kill loop, clean start, verdict).
 /// A crash-looping container: the broker runs as its own process (`kledger broker`) and
 /// outlives the processor; `kledger run` is started `kills` times and SIGKILLed
 /// at a random moment 1.5–6 s after each start (whether or not it was ready), with the default
@@ -274,7 +275,7 @@ pub fn crash_loop_early(
     // The deployment's group timeouts, not the tests' short ones.
     c.kafka.consumer_properties.clear();
     let rt = tokio::runtime::Runtime::new()?;
-    rt.block_on(kledger_topology::topics::create(
+    rt.block_on(kledger_topology::kafka::topics::create(
         &bootstrap,
         &c.topics(),
         EARLY_PARTITIONS,
@@ -287,7 +288,7 @@ pub fn crash_loop_early(
     let (before, after) = records.split_at(records.len() / 2);
     publish_all(&c, before);
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x5eed);
-    let port = kledger_topology::embedded::free_port()?;
+    let port = kledger_topology::kafka::embedded::free_port()?;
     let mut env = vec![
         ("KLEDGER_VIEWS__ENABLED", "false"),
         ("KLEDGER_VECTORS__ENABLED", "false"),

@@ -111,6 +111,7 @@ fn mock_config(
     Ok(c)
 }
 
+// Long on purpose: one run is a sequence of phases and faults, kept in order in one place.
 /// One run in `mode`: phases of the stream with faults between them.
 fn run(
     mode: DeliveryMode,
@@ -233,7 +234,7 @@ fn run(
 fn stall_report(c: &Config, group: &str, published: &[IntentRecord]) -> String {
     let t = c.topics();
     let bootstrap = &c.kafka.bootstrap_servers;
-    let ends = kledger_topology::topics::high_watermarks(bootstrap, &t.intents, PARTITIONS)
+    let ends = kledger_topology::kafka::topics::high_watermarks(bootstrap, &t.intents, PARTITIONS)
         .map_err(|e| e.to_string());
     let answered = answered_offsets(c);
     let unanswered: Vec<(i32, Vec<i64>)> = ends
@@ -288,7 +289,7 @@ fn topic_vs_published(c: &Config, published: &[IntentRecord]) -> Vec<String> {
             .or_default()
             .push((r.intent.account_id.clone(), r.intent.action_id.clone()));
     }
-    let codec = kledger_topology::registry::Codec::connect(c);
+    let codec = kledger_topology::kafka::codec::Codec::connect(c);
     let mut have: BTreeMap<i32, Vec<Key>> = BTreeMap::new();
     for r in read_all(&c.kafka.bootstrap_servers, &c.topics().intents, PARTITIONS) {
         let decoded = codec

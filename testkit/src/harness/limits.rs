@@ -89,6 +89,7 @@ enum Answer {
     DeadLetter(String),
 }
 
+// Long on purpose: a harness check reads top to bottom as its steps (largest intents, purge, verdict).
 /// Runs the check with the `kledger` binary at `bin`, purging an account of `purge_rows` rows.
 pub fn limits(bin: &Path, seed: u64, purge_rows: usize) -> anyhow::Result<LimitsFigures> {
     const PARTITIONS: i32 = 6;
@@ -325,7 +326,7 @@ fn collect_answers(
             .or_default()
             .push(Answer::Receipt(r.outcome, r.code));
     }
-    let codec = kledger_topology::registry::Codec::single_object();
+    let codec = kledger_topology::kafka::codec::Codec::single_object();
     for d in read_all(bootstrap, &c.topics().deadletter, c.kafka.partitions) {
         let code = d
             .headers

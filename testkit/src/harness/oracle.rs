@@ -107,7 +107,7 @@ fn describe_lost(want: &Commit, have: Option<&Commit>) -> String {
     match have {
         None => format!("{head}: missing from the outbox"),
         Some(got) => {
-            let fields: Vec<String> = kledger_topology::replay::field_diff(want, got)
+            let fields: Vec<String> = kledger_topology::pipeline::replay::field_diff(want, got)
                 .into_iter()
                 .map(|(path, w, g)| format!("{path} ({w} → {g})"))
                 .collect();

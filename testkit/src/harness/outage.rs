@@ -72,6 +72,7 @@ impl OutageFigures {
 const PARTITIONS: i32 = 4;
 const TOKEN: &str = "outage-reader-token-0123";
 
+// Long on purpose: a harness check reads top to bottom as its steps (start, stream, outage, probes, verdict).
 /// Runs the check with the broker down for `down_secs`.
 pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<OutageFigures> {
     let mock = MockCluster::new(1)?;
@@ -96,7 +97,7 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
     c.kafka
         .producer_properties
         .insert("max.in.flight.requests.per.connection".into(), "1".into());
-    let port = kledger_topology::embedded::free_port()?;
+    let port = kledger_topology::kafka::embedded::free_port()?;
     c.http.listen = format!("127.0.0.1:{port}");
     c.api.principals.insert(
         "reader".into(),

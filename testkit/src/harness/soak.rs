@@ -89,6 +89,7 @@ fn mean(xs: &[f64]) -> f64 {
     xs.iter().sum::<f64>() / xs.len().max(1) as f64
 }
 
+// Long on purpose: a harness check reads top to bottom as its steps (start, load, rebalances, samples, verdict).
 /// Runs `seconds` at `rate` intents/s with a rebalance cycle every `cycle` seconds.
 pub fn soak(
     bin: &Path,
@@ -121,8 +122,8 @@ pub fn soak(
         ("KLEDGER_VIEWS__MEMTABLE_BYTES", "8388608"),
     ];
     let (port_a, port_b) = (
-        kledger_topology::embedded::free_port()?,
-        kledger_topology::embedded::free_port()?,
+        kledger_topology::kafka::embedded::free_port()?,
+        kledger_topology::kafka::embedded::free_port()?,
     );
     let mut a = spawn_kledger(bin, &c, port_a, dir.path(), "a", &env);
     wait_ready(&mut a, port_a, dir.path(), "a");

@@ -10,15 +10,15 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::IntentRecord;
 use kledger_testkit::{GenConfig, Generator};
 use kledger_topology::config::Config;
-use kledger_topology::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::kafka::embedded::{EmbeddedBroker, free_port};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 
 /// Partitions of every bench topic.
-pub const PARTITIONS: i32 = 12;
+pub(crate) const PARTITIONS: i32 = 12;
 
 /// A bench's surroundings.
-pub struct Setup {
+pub(crate) struct Setup {
     /// The runtime the broker and kledger run on.
     pub rt: tokio::runtime::Runtime,
     /// The embedded broker (memory storage).
@@ -37,7 +37,7 @@ pub struct Setup {
 
 /// The embedded broker and `n` generated intents (the generator's realistic mix over 2,000
 /// accounts); `n` is the first numeric argument when given.
-pub fn setup(default_n: usize) -> Setup {
+pub(crate) fn setup(default_n: usize) -> Setup {
     let n: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
@@ -90,7 +90,7 @@ pub fn setup(default_n: usize) -> Setup {
     }
 }
 
-pub fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
+pub(crate) fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
     let mut m = BTreeMap::new();
     for r in records {
         *m.entry(partition_for(r.intent.account_id.as_bytes(), PARTITIONS))
@@ -100,7 +100,7 @@ pub fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
 }
 
 /// Waits until `group` has committed offsets equal to `want` on every partition of `topic`.
-pub fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &BTreeMap<i32, i64>) {
+pub(crate) fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &BTreeMap<i32, i64>) {
     let c: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", group)
@@ -127,7 +127,7 @@ pub fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &BTreeMap
 
 /// What the processor's metrics say so far (they accumulate over runs).
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Scrape {
+pub(crate) struct Scrape {
     /// Batches collected, and the seconds from each one's first record to its end.
     collects: f64,
     collect_seconds: f64,
@@ -136,7 +136,7 @@ pub struct Scrape {
 }
 
 impl Scrape {
-    pub fn now() -> Self {
+    pub(crate) fn now() -> Self {
         let text = kledger_topology::metrics::install()
             .expect("metrics")
             .render();
@@ -160,7 +160,7 @@ impl Scrape {
 /// The processor's rate over the same window as the pass-through's: from the first record read
 /// (the first batch's collect ends and reports how long ago its first record came) to the
 /// offsets of the last record committed. Metrics are sampled every 5 ms.
-pub fn processor_rate(before: &Scrape, total: usize) -> f64 {
+pub(crate) fn processor_rate(before: &Scrape, total: usize) -> f64 {
     let tick = Duration::from_millis(5);
     let started = loop {
         let s = Scrape::now();
@@ -176,14 +176,14 @@ pub fn processor_rate(before: &Scrape, total: usize) -> f64 {
     total as f64 / started.elapsed().as_secs_f64()
 }
 
-pub fn median(mut v: Vec<f64>) -> f64 {
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(|a, b| a.total_cmp(b));
     v[v.len() / 2]
 }
 
 /// Runs kledger on `c` until every intent of `want` is decided and its offset committed;
 /// returns the processor's rate over the window of [`processor_rate`] (`total` intents).
-pub fn processor_run(
+pub(crate) fn processor_run(
     rt: &tokio::runtime::Runtime,
     c: &Config,
     want: &BTreeMap<i32, i64>,

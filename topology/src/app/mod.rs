@@ -22,12 +22,12 @@ use kledger_state::RocksStore;
 pub use self::roles::Roles;
 use crate::config::Config;
 use crate::context::AppContext;
-use crate::embedded::EmbeddedBroker;
-use crate::registry::Codec;
-use crate::runtime::status::Status;
+use crate::kafka::codec::Codec;
+use crate::kafka::embedded::EmbeddedBroker;
 use crate::shutdown::Shutdown;
+use crate::status::Status;
 use crate::vector::SearchSlot;
-use crate::{http, metrics, topics};
+use crate::{kafka::topics, metrics, serve::http};
 
 /// A running kledger: the broker (when embedded), the parts and the HTTP server.
 #[derive(Debug)]
@@ -52,7 +52,8 @@ pub async fn start(config: Config) -> anyhow::Result<Running> {
     start_roles(config, Roles::ALL).await
 }
 
-/// Starts the parts `roles` names.
+/// Starts the parts `roles` names. Long on purpose: it is the order of a start (broker,
+/// topics, context, stores, HTTP, parts), read top to bottom; each step is one call.
 pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running> {
     let mut config = config;
     if config.embedded() && config.kafka.delivery_mode == crate::config::DeliveryMode::Transactional
@@ -106,7 +107,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         (vectors_owner || (roles.api && config.vectors.enabled)).then(SearchSlot::default);
     let handle = metrics::install()?;
     let http = match (&views, roles.api) {
-        (Some(v), true) => Some(crate::api::Api {
+        (Some(v), true) => Some(crate::serve::api::Api {
             config: config.clone(),
             views: v.clone(),
             partitions,
@@ -155,7 +156,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
 async fn serve_http(
     ctx: &AppContext,
     handle: metrics_exporter_prometheus::PrometheusHandle,
-    api: Option<crate::api::Api>,
+    api: Option<crate::serve::api::Api>,
     roles: Roles,
 ) -> anyhow::Result<Option<tokio::task::JoinHandle<()>>> {
     let config = &ctx.config;
@@ -187,14 +188,7 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
     loop {
         let attempt = async {
             if config.kafka.create_topics {
-                topics::create(
-                    &bootstrap,
-                    &t,
-                    config.kafka.partitions,
-                    config.kafka.replication_factor,
-                    config.limits.kafka_message_bytes(),
-                )
-                .await?;
+                topics::create_configured(config).await?;
             }
             let (b, t2) = (bootstrap.clone(), t.clone());
             tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await?

@@ -8,16 +8,17 @@ use std::time::Duration;
 use anyhow::Context;
 use kledger_state::{RocksStore, ViewStore};
 
+use crate::config::BatchConfig;
 use crate::config::Config;
 use crate::context::AppContext;
 use crate::generations::Live;
 use crate::metrics;
-use crate::runtime::processor::Processor;
+use crate::pipeline::apply::Processor;
+use crate::pipeline::project::reader::OutboxReader;
+use crate::pipeline::project::vectors::{self, VectorProjection};
+use crate::pipeline::project::views::{self, ViewProjection};
+use crate::pipeline::project::{Projection, drive_live};
 use crate::shutdown::Shutdown;
-use crate::sinks::drive_live;
-use crate::sinks::reader::OutboxReader;
-use crate::sinks::vectors::VectorProjection;
-use crate::sinks::views::ViewProjection;
 use crate::vector::{SearchIndex, SearchSlot, VectorGen};
 
 /// A part running on its own OS thread: resolves with its result.
@@ -56,28 +57,9 @@ pub(crate) fn apply(ctx: &AppContext, store: Arc<RocksStore>) -> anyhow::Result<
 pub(crate) fn project_views(ctx: &AppContext, live: Arc<Live<ViewStore>>) -> anyhow::Result<Part> {
     let ctx = ctx.clone();
     spawn_thread("kledger-views", move || {
-        let c = &ctx.config;
-        supervise("views", &ctx.shutdown, || {
-            let mut reader = OutboxReader::new(
-                c,
-                crate::sinks::views::SINK,
-                c.views.batch_records_max,
-                c.views.batch_wait_ms,
-                ctx.codec.clone(),
-            )?;
-            let generation = live.generation();
-            let mut projection = ViewProjection::new(c, live.get());
-            let mut swapped = || -> anyhow::Result<bool> {
-                live.refresh()?;
-                Ok(live.generation() != generation)
-            };
-            drive_live(
-                &mut projection,
-                &mut reader,
-                &mut swapped,
-                &ctx.status,
-                &ctx.shutdown,
-            )
+        let c = ctx.config.clone();
+        drive_sink(&ctx, views::SINK, c.views.batch, &live, |store| {
+            ViewProjection::new(&c.views, &c.limits, store)
         });
         Ok(())
     })
@@ -94,31 +76,40 @@ pub(crate) fn project_vectors(ctx: &AppContext, slot: SearchSlot) -> anyhow::Res
         };
         let (live, embedder) = (search.live.clone(), search.embedder.clone());
         let _ = slot.set(search);
-        let c = &ctx.config;
-        supervise("vectors", &ctx.shutdown, || {
-            let mut reader = OutboxReader::new(
-                c,
-                crate::sinks::vectors::SINK,
-                c.vectors.batch_records_max,
-                c.vectors.batch_wait_ms,
-                ctx.codec.clone(),
-            )?;
-            let generation = live.generation();
-            let mut projection = VectorProjection::new(live.get(), embedder.clone());
-            let mut swapped = || -> anyhow::Result<bool> {
-                live.refresh()?;
-                Ok(live.generation() != generation)
-            };
-            drive_live(
-                &mut projection,
-                &mut reader,
-                &mut swapped,
-                &ctx.status,
-                &ctx.shutdown,
-            )
+        let batch = ctx.config.vectors.batch;
+        drive_sink(&ctx, vectors::SINK, batch, &live, |generation| {
+            VectorProjection::new(generation, embedder.clone())
         });
         Ok(())
     })
+}
+
+/// Drives the projection `project` makes of `live`'s active generation from the sink's group
+/// (`<group_id>-<sink>`) until shutdown: again on each rebuilt generation, and after each
+/// failure ([`supervise`]).
+fn drive_sink<T: Send + Sync + 'static, P: Projection>(
+    ctx: &AppContext,
+    sink: &'static str,
+    batch: BatchConfig,
+    live: &Live<T>,
+    project: impl Fn(Arc<T>) -> P,
+) {
+    supervise(sink, &ctx.shutdown, || {
+        let mut reader = OutboxReader::new(&ctx.config, sink, batch.bounds(), ctx.codec.clone())?;
+        let generation = live.generation();
+        let mut projection = project(live.get());
+        let mut swapped = || -> anyhow::Result<bool> {
+            live.refresh()?;
+            Ok(live.generation() != generation)
+        };
+        drive_live(
+            &mut projection,
+            &mut reader,
+            &mut swapped,
+            &ctx.status,
+            &ctx.shutdown,
+        )
+    });
 }
 
 /// Opens the vector projection as its owner, retried with backoff until it opens (none at
@@ -175,7 +166,7 @@ fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<SearchIndex> {
         Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
     let dim = embedder.dim();
     let name = kledger_processors::payload::collection_name("text", dim, 1);
-    tracing::info!(collection = %name, backend = %v.backend, model = %embedder.model(), "vector index open");
+    tracing::info!(collection = %name, backend = ?v.backend, model = %embedder.model(), "vector index open");
     let live = Live::open(&v.dir.clone(), owner, move |p| {
         let generation = p
             .file_name()

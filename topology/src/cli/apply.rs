@@ -1,5 +1,5 @@
 //! `kledger apply`: the offline mode, intents from a JSON-lines file decided without Kafka
-//! ([`crate::offline`]).
+//! ([`crate::pipeline::offline`]).
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Write};
@@ -10,11 +10,11 @@ use clap::Args;
 use kledger_state::{MemoryStore, RocksStore, StateStore, digest};
 
 use crate::config::Config;
-use crate::offline;
+use crate::pipeline::offline;
 
 /// `kledger apply`.
 #[derive(Debug, Args)]
-pub struct ApplyArgs {
+pub(crate) struct ApplyArgs {
     /// Intent records, one JSON object per line: {"timestamp": ms, "intent": {...}}.
     #[arg(long)]
     input: PathBuf,
@@ -44,7 +44,7 @@ fn output(path: Option<PathBuf>) -> anyhow::Result<Box<dyn Write>> {
 
 impl ApplyArgs {
     /// Decides every line; blocking.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         anyhow::ensure!(self.partitions > 0, "--partitions must be positive");
         let file =
             File::open(&self.input).with_context(|| format!("open {}", self.input.display()))?;
@@ -65,6 +65,7 @@ impl ApplyArgs {
             &mut reader,
             self.partitions,
             config.limits.decide(),
+            config.bulk.records_max,
             sinks,
         )?;
         drop((r, c));

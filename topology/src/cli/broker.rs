@@ -3,11 +3,11 @@
 
 use clap::Args;
 
-use crate::embedded::EmbeddedBroker;
+use crate::kafka::embedded::EmbeddedBroker;
 
 /// `kledger broker`.
 #[derive(Debug, Args)]
-pub struct BrokerArgs {
+pub(crate) struct BrokerArgs {
     /// Listen address (IP and port).
     #[arg(long, default_value = "127.0.0.1:9092")]
     listen: String,
@@ -18,7 +18,7 @@ pub struct BrokerArgs {
 
 impl BrokerArgs {
     /// Serves until a signal.
-    pub async fn run(self) -> anyhow::Result<()> {
+    pub(crate) async fn run(self) -> anyhow::Result<()> {
         let b = EmbeddedBroker::start(&self.listen, &self.storage).await?;
         eprintln!("broker listening on {}", b.bootstrap());
         super::wait_for_signal().await;

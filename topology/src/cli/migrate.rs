@@ -8,12 +8,12 @@ use anyhow::Context;
 use clap::{Subcommand, ValueEnum};
 
 use crate::config::Config;
-use crate::legacy_vectors::{Source, Target, VectorsOptions, migrate_vectors};
-use crate::migrate;
+use crate::pipeline::legacy_vectors::{Source, Target, VectorsOptions, migrate_vectors};
+use crate::pipeline::migrate;
 
 /// A visibility given on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum VisibilityArg {
+pub(crate) enum VisibilityArg {
     /// Same tenant and team.
     Public,
     /// Owner or ACL.
@@ -35,7 +35,7 @@ impl VisibilityArg {
 /// `kledger migrate`. Parsed once per run: the size of the variants does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
-pub enum MigrateCommand {
+pub(crate) enum MigrateCommand {
     /// Plan legacy memory rows (JSON lines) deterministically; resumes an existing plan file.
     Plan {
         /// Legacy rows, one JSON object per line (docs/migration.md).
@@ -74,7 +74,7 @@ pub enum MigrateCommand {
 
 /// `kledger migrate vectors`.
 #[derive(Debug, clap::Args)]
-pub struct VectorsArgs {
+pub(crate) struct VectorsArgs {
     /// Directory of `<collection>.jsonl` files (points as Qdrant's scroll returns them).
     #[arg(
         long,
@@ -124,7 +124,7 @@ pub struct VectorsArgs {
 impl MigrateCommand {
     /// Runs the migration step; blocking. An apply that leaves intents unanswered or rows
     /// blocking exits with status 1 after its summary.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         match self {
             MigrateCommand::Plan { input, out, quiet } => {
                 let s = migrate::plan(&input, &out, !quiet)?;

@@ -90,7 +90,7 @@ pub fn main() -> ExitCode {
         Err(e) => {
             let status = if e.downcast_ref::<BadConfig>().is_some() {
                 2
-            } else if crate::runtime::processor::unrecoverable(&e) {
+            } else if crate::pipeline::apply::unrecoverable(&e) {
                 3
             } else {
                 1

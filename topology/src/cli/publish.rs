@@ -1,4 +1,4 @@
-//! `kledger publish`: intent records (JSON lines) to the intents topic ([`crate::publish`]).
+//! `kledger publish`: intent records (JSON lines) to the intents topic ([`crate::pipeline::publish`]).
 
 use std::fs::File;
 use std::io::BufReader;
@@ -8,11 +8,11 @@ use anyhow::Context;
 use clap::Args;
 
 use crate::config::Config;
-use crate::{publish, topics};
+use crate::{kafka::topics, pipeline::publish};
 
 /// `kledger publish`.
 #[derive(Debug, Args)]
-pub struct PublishArgs {
+pub(crate) struct PublishArgs {
     /// Intent records, one JSON object per line.
     #[arg(long)]
     input: PathBuf,
@@ -23,7 +23,7 @@ pub struct PublishArgs {
 
 impl PublishArgs {
     /// Publishes every valid line; blocking.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         let bootstrap = config.bootstrap();
         let partitions = topics::check(&bootstrap, &config.topics())?;
         let mut reader = BufReader::new(

@@ -1,14 +1,14 @@
 //! `kledger rebuild views|qdrant`: a projection rebuilt from the outbox into a new generation,
-//! swapped in when caught up ([`crate::rebuild`]).
+//! swapped in when caught up ([`crate::pipeline::rebuild`]).
 
 use clap::Args;
 
 use crate::config::Config;
-use crate::rebuild::{ProjectionKind, rebuild};
+use crate::pipeline::rebuild::{ProjectionKind, rebuild};
 
 /// `kledger rebuild`.
 #[derive(Debug, Args)]
-pub struct RebuildArgs {
+pub(crate) struct RebuildArgs {
     /// Which projection.
     #[arg(value_enum)]
     projection: ProjectionKind,
@@ -19,7 +19,7 @@ pub struct RebuildArgs {
 
 impl RebuildArgs {
     /// Rebuilds; blocking.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         let r = rebuild(config, self.projection, !self.quiet)?;
         eprintln!(
             "rebuild {}: generation {} active ({}{} outbox records, {} undecodable skipped; old generations deleted: {:?})",

@@ -1,16 +1,16 @@
 //! `kledger replay verify`: the intents re-decided into a scratch state and compared with the
-//! outbox, byte for byte ([`crate::replay`]).
+//! outbox, byte for byte ([`crate::pipeline::replay`]).
 
 use std::path::PathBuf;
 
 use clap::Subcommand;
 
 use crate::config::Config;
-use crate::replay::{parse_from, verify_topics};
+use crate::pipeline::replay::{parse_from, verify_topics};
 
 /// `kledger replay`.
 #[derive(Debug, Subcommand)]
-pub enum ReplayCommand {
+pub(crate) enum ReplayCommand {
     /// Re-decide the intents topic into a scratch state and compare every commit with the
     /// outbox, byte for byte. Exits 1 at the first difference.
     Verify {
@@ -29,7 +29,7 @@ pub enum ReplayCommand {
 
 impl ReplayCommand {
     /// Verifies; blocking. A difference exits with status 1 after printing it.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         let ReplayCommand::Verify {
             from,
             scratch,

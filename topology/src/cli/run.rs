@@ -11,11 +11,11 @@ use clap::Args;
 
 use crate::app::{self, Roles};
 use crate::config::Config;
-use crate::{publish, topics};
+use crate::{kafka::topics, pipeline::publish};
 
 /// `kledger run`.
 #[derive(Debug, Args)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// Publish this intents file once the processor runs, if the intents topic is empty.
     #[arg(long)]
     demo: Option<PathBuf>,
@@ -27,7 +27,7 @@ pub struct RunArgs {
 
 impl RunArgs {
     /// Runs until a signal, or until the processor ends.
-    pub async fn run(self, config: Config) -> anyhow::Result<()> {
+    pub(crate) async fn run(self, config: Config) -> anyhow::Result<()> {
         let http = config.http.listen.clone();
         // Start waits for an unreachable broker; a signal meanwhile ends the wait.
         let running = tokio::select! {

@@ -9,7 +9,7 @@ use crate::config::Config;
 
 /// `kledger state`.
 #[derive(Debug, Subcommand)]
-pub enum StateCommand {
+pub(crate) enum StateCommand {
     /// Print the SHA-256 digest of a state directory (every key and value in key order).
     Digest {
         /// State directory (default: the configured one).
@@ -48,7 +48,7 @@ pub enum StateCommand {
 
 impl StateCommand {
     /// Runs the state operation; blocking.
-    pub fn run(self, config: &Config) -> anyhow::Result<()> {
+    pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         let configured = || config.state.dir.clone();
         match self {
             StateCommand::Digest { state } => {
@@ -63,7 +63,7 @@ impl StateCommand {
                 quiet,
             } => {
                 let dir = state.unwrap_or_else(configured);
-                let r = crate::stateops::restore(
+                let r = crate::pipeline::stateops::restore(
                     config,
                     &dir,
                     checkpoint.as_deref(),

@@ -3,11 +3,11 @@
 use clap::Subcommand;
 
 use crate::config::Config;
-use crate::topics;
+use crate::kafka::topics;
 
 /// `kledger topics`.
 #[derive(Debug, Subcommand)]
-pub enum TopicsCommand {
+pub(crate) enum TopicsCommand {
     /// Create the five topics (existing ones are left alone).
     Create,
     /// Check that the topics exist and intents, outbox and receipts are co-partitioned.
@@ -16,22 +16,14 @@ pub enum TopicsCommand {
 
 impl TopicsCommand {
     /// Creates or checks the topics.
-    pub async fn run(self, config: &Config) -> anyhow::Result<()> {
-        let bootstrap = config.bootstrap();
-        let t = config.topics();
+    pub(crate) async fn run(self, config: &Config) -> anyhow::Result<()> {
         match self {
             TopicsCommand::Create => {
-                let created = topics::create(
-                    &bootstrap,
-                    &t,
-                    config.kafka.partitions,
-                    config.kafka.replication_factor,
-                    config.limits.kafka_message_bytes(),
-                )
-                .await?;
+                let created = topics::create_configured(config).await?;
                 eprintln!("created: {created:?}");
             }
             TopicsCommand::Check => {
+                let (bootstrap, t) = (config.bootstrap(), config.topics());
                 let n =
                     tokio::task::spawn_blocking(move || topics::check(&bootstrap, &t)).await??;
                 eprintln!("ok: {n} partitions, intents/outbox/receipts co-partitioned");

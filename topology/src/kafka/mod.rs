@@ -2,7 +2,17 @@
 //!
 //! - [`reader`]: the one partition reader (group mode for the processor and the sinks;
 //!   to-the-end mode for restore, replay, rebuild and migrate), records in order per partition.
+//! - [`clients`]: librdkafka configurations and contexts (rebalance events, deliveries, lag).
+//! - [`coverage`]: whether a consumer group owns every partition; the rejoin that heals it.
+//! - [`topics`]: topic names, creation, the co-partitioning check.
+//! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
+//! - [`codec`]: the record codec (single-object, or Confluent framing with a schema registry).
 //!
 //! May not touch: state, decisions, projections, HTTP.
 
-pub mod reader;
+pub mod clients;
+pub mod codec;
+pub(crate) mod coverage;
+pub mod embedded;
+pub(crate) mod reader;
+pub mod topics;

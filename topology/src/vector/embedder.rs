@@ -9,7 +9,7 @@ use kledger_processors::embed::HashEmbedder;
 use serde::Deserialize;
 
 use super::VectorError;
-use crate::config::EmbedderConfig;
+use crate::config::{EmbedderConfig, EmbedderKind};
 
 /// A dense embedder.
 pub trait Embedder: Send + Sync + std::fmt::Debug {
@@ -165,8 +165,8 @@ impl Embedder for HttpEmbedder {
 
 /// The embedder `config` names.
 pub fn from_config(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, VectorError> {
-    match config.kind.as_str() {
-        "http" => Ok(Box::new(HttpEmbedder::new(config)?)),
-        _ => Ok(Box::new(LocalEmbedder::new(config.dim))),
+    match config.kind {
+        EmbedderKind::Http => Ok(Box::new(HttpEmbedder::new(config)?)),
+        EmbedderKind::Hash => Ok(Box::new(LocalEmbedder::new(config.dim))),
     }
 }

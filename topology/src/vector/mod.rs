@@ -230,7 +230,7 @@ pub fn open_index(
 
 /// Whether the configured backend is the embedded engine (else a Qdrant server).
 pub fn embedded(v: &crate::config::VectorsConfig) -> bool {
-    v.backend != "server"
+    v.backend == crate::config::VectorBackend::Edge
 }
 
 /// The sink's marks of the generation in `dir` (`dir/marks`; one process holds them).

@@ -3,4 +3,4 @@
 
 #![allow(unused_imports)]
 
-pub use kledger_testkit::kafka::*;
+pub(crate) use kledger_testkit::kafka::*;

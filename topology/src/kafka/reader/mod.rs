@@ -34,16 +34,16 @@ use rdkafka::{Offset, TopicPartitionList};
 use position::{IdleProbe, Position, Verdict};
 
 use crate::config::Config;
-use crate::runtime::clients::{RestoreContext, restore_config};
+use crate::kafka::clients::{RestoreContext, restore_config};
 
 /// How long a to-the-end reader may read nothing before it fails.
-pub const STALL_MAX: Duration = Duration::from_secs(60);
+pub(crate) const STALL_MAX: Duration = Duration::from_secs(60);
 
 /// Quiet time after which a live consumer probes a position no fetch has served yet.
-pub const LIVE_PROBE: Duration = position::IDLE_PROBE;
+pub(crate) const LIVE_PROBE: Duration = position::IDLE_PROBE;
 
 /// Quiet time after which a reader of a topic that is not being written probes sooner.
-pub const SOURCE_PROBE: Duration = Duration::from_millis(200);
+pub(crate) const SOURCE_PROBE: Duration = Duration::from_millis(200);
 
 /// How long one poll waits for the first record of a batch.
 const FIRST_POLL: Duration = Duration::from_millis(100);
@@ -451,7 +451,7 @@ impl<C: ConsumerContext> PartitionReader<C> {
 
 impl PartitionReader<RestoreContext> {
     /// A to-the-end reader of `topic` from `from` with its own consumer (no group offsets,
-    /// `read_committed`; [`crate::runtime::clients::restore_config`]).
+    /// `read_committed`; [`crate::kafka::clients::restore_config`]).
     pub fn source(
         config: &Config,
         topic: &str,

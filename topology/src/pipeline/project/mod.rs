@@ -1,17 +1,25 @@
-//! One abstraction for "a projection of the outbox" and one driver for it, used live and by
-//! rebuild.
+//! Projections of the outbox: one abstraction for "a projection of the outbox" and one driver
+//! for it, used live (each sink in its own consumer group) and by rebuild.
 //!
 //! A [`Projection`] folds batches of outbox commits into a store that keeps its own read
 //! positions (the view store, the vector index with its marks). The driver reads the outbox
 //! and hands it batches:
-//! - [`drive_live`]: forever, in the sink's consumer group ([`super::reader::OutboxReader`]):
+//! - [`drive_live`]: forever, in the sink's consumer group ([`reader::OutboxReader`]):
 //!   records that do not decode are dead-lettered, readiness follows the group's ends, and the
 //!   drive ends when a rebuilt generation is swapped in (the caller starts it again on it);
 //! - [`drive_to_end`]: a new generation, read from its own positions to the outbox's end
 //!   ([`crate::kafka::reader`] in its to-the-end mode): records that do not decode are
 //!   skipped (the live sink dead-letters them), and the projection is finished.
 //!
+//! - [`reader`]: reading the outbox for a live sink (group, dead letters, readiness, lag).
+//! - [`views`]: the view materializer (view store + the views topic).
+//! - [`vectors`]: the vector projection (Qdrant, embedded engine or server).
+//!
 //! May not touch: Kafka clients directly (only through the readers), other projections.
+
+pub(crate) mod reader;
+pub mod vectors;
+pub mod views;
 
 use std::time::{Duration, Instant};
 
@@ -20,14 +28,14 @@ use kledger_schemas::Commit;
 use kledger_schemas::avro::{SchemaLookup, decode};
 use rdkafka::message::Message;
 
-use super::reader::OutboxReader;
+use self::reader::OutboxReader;
+use crate::kafka::clients::RestoreContext;
+use crate::kafka::codec::Codec;
 use crate::kafka::reader::PartitionReader;
 use crate::metrics as m;
-use crate::registry::Codec;
-use crate::runtime::batch::Decided;
-use crate::runtime::clients::RestoreContext;
-use crate::runtime::status::Status;
+use crate::pipeline::apply::batch::Decided;
 use crate::shutdown::Shutdown;
+use crate::status::Status;
 
 /// A commit as read from the outbox: where it was, and what it holds.
 #[derive(Debug, Clone, PartialEq)]

@@ -45,20 +45,23 @@ pub fn restore(
             std::fs::create_dir_all(dir)?;
             let store = RocksStore::open(dir, &config.state.rocks())?;
             let topics = config.topics();
-            let partitions = crate::topics::check(&config.bootstrap(), &topics)?;
+            let partitions = crate::kafka::topics::check(&config.bootstrap(), &topics)?;
             let all: Vec<i32> = (0..partitions).collect();
-            let total: u64 =
-                crate::topics::high_watermarks(&config.bootstrap(), &topics.outbox, partitions)?
-                    .iter()
-                    .map(|h| (*h).max(0) as u64)
-                    .sum();
+            let total: u64 = crate::kafka::topics::high_watermarks(
+                &config.bootstrap(),
+                &topics.outbox,
+                partitions,
+            )?
+            .iter()
+            .map(|h| (*h).max(0) as u64)
+            .sum();
             let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
-            let records = crate::runtime::restore::restore(
+            let records = crate::pipeline::apply::restore::restore(
                 config,
                 &topics.outbox,
                 &store,
                 &all,
-                &crate::registry::Codec::connect(config)?,
+                &crate::kafka::codec::Codec::connect(config)?,
                 &crate::shutdown::Shutdown::new(),
                 &|n| bar.inc(n),
             )?;

@@ -19,7 +19,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use tokio::sync::oneshot;
 
 use crate::config::Config;
-use crate::registry::Codec;
+use crate::kafka::codec::Codec;
 
 type Key = (String, String);
 

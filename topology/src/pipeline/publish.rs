@@ -12,7 +12,7 @@ use kledger_schemas::IntentRecord;
 use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
 
 use crate::config::Config;
-use crate::runtime::clients::{DeliveryContext, producer_config, send_waiting};
+use crate::kafka::clients::{DeliveryContext, producer_config, send_waiting};
 
 /// What a publish did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -29,12 +29,12 @@ pub struct PublishSummary {
 /// timestamp as the Kafka timestamp) and tracks their delivery. Blocking.
 pub struct Publisher {
     producer: ThreadedProducer<DeliveryContext>,
-    reports: Receiver<crate::runtime::clients::Delivery>,
+    reports: Receiver<crate::kafka::clients::Delivery>,
     topic: String,
     partitions: i32,
     in_flight: BTreeSet<u64>,
     next_id: u64,
-    codec: crate::registry::Codec,
+    codec: crate::kafka::codec::Codec,
     record_bytes_max: usize,
 }
 
@@ -62,7 +62,7 @@ impl Publisher {
             partitions,
             in_flight: BTreeSet::new(),
             next_id: 0,
-            codec: crate::registry::Codec::connect(config)?,
+            codec: crate::kafka::codec::Codec::connect(config)?,
             record_bytes_max: config.limits.record_bytes_max,
         })
     }

@@ -25,19 +25,19 @@ use rdkafka::{Offset, TopicPartitionList};
 use crate::metrics as m;
 
 /// How often coverage is checked.
-pub const CHECK_EVERY: Duration = Duration::from_secs(3);
+pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(3);
 /// How long a partition no one here owns may stay behind without progress before it counts as
 /// unowned: longer than a rebalance and a restore's start take on a healthy group.
-pub const STALE_AFTER: Duration = Duration::from_secs(9);
+pub(crate) const STALE_AFTER: Duration = Duration::from_secs(9);
 /// First and largest pause between rejoins while partitions stay unowned.
-pub const REJOIN_BACKOFF: (Duration, Duration) =
+pub(crate) const REJOIN_BACKOFF: (Duration, Duration) =
     (Duration::from_secs(15), Duration::from_secs(300));
 /// Timeout of the offset and watermark reads of one check.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
 /// One consumer group's coverage, checked from its owner's loop.
 #[derive(Debug)]
-pub struct Coverage {
+pub(crate) struct Coverage {
     consumer_name: &'static str,
     topic: String,
     partitions: i32,
@@ -52,7 +52,7 @@ pub struct Coverage {
 impl Coverage {
     /// Coverage of `topic`'s `partitions` partitions by this consumer's group;
     /// `consumer_name` labels metrics and status (apply, views, vectors).
-    pub fn new(consumer_name: &'static str, topic: &str, partitions: i32) -> Self {
+    pub(crate) fn new(consumer_name: &'static str, topic: &str, partitions: i32) -> Self {
         metrics::gauge!(m::GROUP_UNOWNED_PARTITIONS, "consumer" => consumer_name).set(0.0);
         Self {
             consumer_name,
@@ -67,14 +67,14 @@ impl Coverage {
     }
 
     /// The partitions last found unowned (empty: none).
-    pub fn unowned(&self) -> &[i32] {
+    pub(crate) fn unowned(&self) -> &[i32] {
         &self.unowned
     }
 
     /// Checks coverage when due, given the partitions this consumer owns; returns whether the
     /// consumer should leave and join the group again now. Blocking (offset and watermark
     /// reads, bounded by short timeouts).
-    pub fn check<C: ConsumerContext>(
+    pub(crate) fn check<C: ConsumerContext>(
         &mut self,
         consumer: &BaseConsumer<C>,
         mine: &BTreeSet<i32>,
@@ -170,7 +170,7 @@ impl Coverage {
 /// digest of the state directory, the same across restarts of one instance (a crash-looping
 /// container keeps its host name) and different for two instances on one host (each has its
 /// own state directory).
-pub fn default_instance_id(state_dir: &std::path::Path) -> String {
+pub(crate) fn default_instance_id(state_dir: &std::path::Path) -> String {
     use sha2::Digest;
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
         .ok()

@@ -27,7 +27,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use uuid::Uuid;
 
-use crate::migrate::{LINE_BYTES_MAX, read_line_bounded};
+use crate::pipeline::migrate::{LINE_BYTES_MAX, read_line_bounded};
 use crate::vector::server::{LegacyServer, ServerIndex};
 use crate::vector::{Point, VectorIndex, edge::EdgeIndex};
 

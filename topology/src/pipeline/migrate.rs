@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
-use crate::publish::Publisher;
+use crate::pipeline::publish::Publisher;
 
 /// Longest legacy or plan line read; longer lines are malformed rows.
 pub const LINE_BYTES_MAX: usize = 1 << 20;
@@ -248,7 +248,7 @@ fn published_actions(
     let topic = config.topics().intents;
     let from = (0..partitions).map(|p| (p, 0)).collect();
     let mut reader = PartitionReader::source(config, &topic, "migrate", &from, SOURCE_PROBE)?;
-    let lookup = crate::registry::Codec::connect(config)?;
+    let lookup = crate::kafka::codec::Codec::connect(config)?;
     let mut found = BTreeSet::new();
     while let Some(batch) = reader.next_to_end(10_000)? {
         for m in batch {
@@ -274,7 +274,7 @@ fn await_receipts(
 ) -> anyhow::Result<BTreeMap<String, Receipt>> {
     let topic = config.topics().receipts;
     let deadline = Instant::now() + timeout;
-    let lookup = crate::registry::Codec::connect(config)?;
+    let lookup = crate::kafka::codec::Codec::connect(config)?;
     let mut next: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
     let mut got: BTreeMap<String, Receipt> = BTreeMap::new();
     while got.len() < wanted.len() && Instant::now() < deadline {
@@ -326,7 +326,7 @@ pub fn apply(
     } = options;
     let mut c = Completion::default();
     let adapt = read_plan(plan, &mut c)?;
-    let partitions = crate::topics::check(&config.bootstrap(), &config.topics())?;
+    let partitions = crate::kafka::topics::check(&config.bootstrap(), &config.topics())?;
     let wanted: BTreeSet<&str> = adapt
         .iter()
         .map(|a| a.record.intent.action_id.as_str())

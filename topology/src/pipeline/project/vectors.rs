@@ -1,6 +1,6 @@
 //! The vector projection: keeps the collection `cm_text_<dim>_v1` in step with the outbox.
 //!
-//! Per batch ([`super::projection`] drives it): for each commit above its account's mark,
+//! Per batch ([`super`] drives it): for each commit above its account's mark,
 //! every changed row is placed — active, superseded and closed rows are upserted with their
 //! status in the payload (default search asks for active ones), tombstoned and restricted rows
 //! are deleted (restricted rows are never written). Within a batch the last change of a row
@@ -23,10 +23,10 @@ use kledger_processors::embed::HashEmbedder;
 use kledger_processors::ids::memory_uuid;
 use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
 use kledger_schemas::Row;
-use kledger_state::MarkStore;
+use kledger_state::{Checkpoint, MarkStore};
 use uuid::Uuid;
 
-use super::projection::{OutboxCommit, Projection};
+use super::{OutboxCommit, Projection};
 use crate::metrics as m;
 use crate::vector::embedder::Embedder;
 use crate::vector::{Point, VectorGen, VectorIndex};
@@ -47,7 +47,7 @@ enum Change<'a> {
 pub struct Plan<'a> {
     changes: BTreeMap<Uuid, Change<'a>>,
     applied: BTreeMap<String, i64>,
-    positions: BTreeMap<i32, i64>,
+    positions: Checkpoint,
     folded: u64,
     skipped: u64,
 }
@@ -61,7 +61,7 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [OutboxCommit]) -> anyhow::Resul
         commit: c,
     } in commits
     {
-        plan.positions.insert(*p, offset + 1);
+        plan.positions.read(*p, *offset);
         let mark = match plan.applied.get(&c.account_id) {
             Some(s) => *s,
             None => marks.applied(&c.account_id)?,
@@ -160,7 +160,7 @@ fn plan_read<'a>(
 ) -> anyhow::Result<Plan<'a>> {
     let mut plan = plan(marks, commits)?;
     for (p, offset) in read {
-        plan.positions.insert(p, offset + 1);
+        plan.positions.read(p, offset);
     }
     Ok(plan)
 }
@@ -171,7 +171,7 @@ pub struct Prepared {
     points: Vec<Point>,
     deletes: Vec<Uuid>,
     applied: BTreeMap<String, i64>,
-    positions: BTreeMap<i32, i64>,
+    positions: Checkpoint,
     folded: u64,
     skipped: u64,
 }
@@ -206,7 +206,7 @@ pub fn prepare(
 #[derive(Debug, Default)]
 pub struct Unsynced {
     applied: BTreeMap<String, i64>,
-    positions: BTreeMap<i32, i64>,
+    positions: Checkpoint,
     /// Outbox records planned since the last [`sync`].
     pub records: u64,
 }
@@ -222,7 +222,9 @@ pub fn write_unsynced(
     let counts = p.counts();
     index.write_unsynced(p.points, &p.deletes)?;
     pending.applied.extend(p.applied);
-    pending.positions.extend(p.positions);
+    for (partition, next) in p.positions.iter() {
+        pending.positions.set_at_least(partition, next);
+    }
     pending.records += p.folded + p.skipped;
     counts.record();
     Ok(())

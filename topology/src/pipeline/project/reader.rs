@@ -16,21 +16,21 @@ use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::ThreadedProducer;
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::projection::{OutboxCommit, Outputs};
+use super::{OutboxCommit, Outputs};
 use crate::config::Config;
-use crate::kafka::reader::{BatchBounds, PartitionReader};
-use crate::metrics as m;
-use crate::registry::Codec;
-use crate::runtime::batch::{Decided, dead_letter};
-use crate::runtime::clients::{
+use crate::kafka::clients::{
     Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
-use crate::runtime::coverage::Coverage;
-use crate::runtime::delivery::{await_delivery, send};
-use crate::topics::Topics;
+use crate::kafka::codec::Codec;
+use crate::kafka::coverage::Coverage;
+use crate::kafka::reader::{BatchBounds, PartitionReader};
+use crate::kafka::topics::Topics;
+use crate::metrics as m;
+use crate::pipeline::apply::batch::{Decided, dead_letter};
+use crate::pipeline::apply::delivery::{await_delivery, send};
 
 /// Dead-letter code of an outbox record a sink cannot decode.
-pub const UNDECODABLE: &str = "sink_undecodable";
+pub(crate) const UNDECODABLE: &str = "sink_undecodable";
 
 /// The outbox side of a sink.
 pub struct OutboxReader {
@@ -67,8 +67,7 @@ impl OutboxReader {
     pub fn new(
         config: &Config,
         sink: &'static str,
-        batch_records_max: usize,
-        batch_wait_ms: u64,
+        bounds: BatchBounds,
         codec: Arc<Codec>,
     ) -> anyhow::Result<Self> {
         let topics = config.topics();
@@ -83,10 +82,6 @@ impl OutboxReader {
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::for_sink(ev_tx, topics.outbox.clone(), sink))
             .with_context(|| format!("{sink} sink consumer"))?;
-        let bounds = BatchBounds {
-            records_max: batch_records_max,
-            wait: Duration::from_millis(batch_wait_ms),
-        };
         let reader = PartitionReader::group(consumer, &topics.outbox, sink, bounds)?;
         let (dl_tx, deliveries) = channel();
         let producer = producer_config(config, None)

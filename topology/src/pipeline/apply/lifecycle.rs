@@ -22,8 +22,8 @@ use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::Producer;
 use rdkafka::types::RDKafkaErrorCode;
 
-use super::super::batch::{Decided, PartDecided, RefusedAt, decide_batch};
-use super::super::delivery::{Failure, Sent, await_delivery, send};
+use super::batch::{Decided, PartDecided, RefusedAt, decide_batch};
+use super::delivery::{Failure, Sent, await_delivery, send};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
 
@@ -32,7 +32,7 @@ const ABORT_ATTEMPTS: u32 = 4;
 
 /// A batch handed to the producer, not yet durable.
 #[derive(Debug)]
-pub struct InFlight {
+pub(crate) struct InFlight {
     sent: Sent,
     writes: WriteSet,
     parts: BTreeMap<i32, PartDecided>,
@@ -138,7 +138,7 @@ impl Processor {
         let t = phase("deliver", t);
         let mut failed = settled.failed;
         // Records answering no input partition are not part of the processor's batches.
-        failed.remove(&crate::runtime::delivery::NO_INPUT);
+        failed.remove(&crate::pipeline::apply::delivery::NO_INPUT);
         let ok: BTreeMap<i32, PartDecided> = f
             .parts
             .into_iter()
@@ -198,26 +198,27 @@ impl Processor {
 
     fn make_durable(
         &self,
-        mut writes: WriteSet,
+        writes: WriteSet,
         delivered: &BTreeMap<i32, i64>,
         next_offsets: &BTreeMap<i32, i64>,
     ) -> Result<(), String> {
-        for (p, offset) in delivered {
-            writes.put(
-                kledger_state::Cf::Meta,
-                keys::meta(*p, keys::META_OUTBOX_OFFSET),
-                offset.to_be_bytes().to_vec(),
+        // The batch's progress, raised over what state holds (never lowered: a retried batch
+        // re-decides intents state already holds).
+        let mut overlay = kledger_state::Overlay::with_writes(self.store.as_ref(), writes);
+        let progress = delivered
+            .iter()
+            .map(|(p, last)| (*p, keys::META_OUTBOX_NEXT, last + 1))
+            .chain(
+                next_offsets
+                    .iter()
+                    .map(|(p, next)| (*p, keys::META_INPUT_NEXT, *next)),
             );
-        }
-        for (p, next) in next_offsets {
-            writes.put(
-                kledger_state::Cf::Meta,
-                keys::meta(*p, keys::META_INPUT_NEXT),
-                next.to_be_bytes().to_vec(),
-            );
+        for (p, name, next) in progress {
+            kledger_state::raise_next(&mut overlay, p, name, next)
+                .map_err(|e| format!("reading state: {e}"))?;
         }
         self.store
-            .write(&writes)
+            .write(&overlay.into_writes())
             .map_err(|e| format!("writing state: {e}"))
     }
 

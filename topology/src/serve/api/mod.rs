@@ -50,7 +50,7 @@ pub struct Api {
     /// Partition count of the intents topic.
     pub partitions: i32,
     /// How records are framed and read (single-object, or a schema registry's ids).
-    pub codec: Arc<crate::registry::Codec>,
+    pub codec: Arc<crate::kafka::codec::Codec>,
     /// The ingress producer (created on first use).
     pub producer: Arc<std::sync::OnceLock<rdkafka::producer::FutureProducer>>,
     /// The vector projection search queries, once it is open (none: this process has no

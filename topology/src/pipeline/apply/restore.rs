@@ -6,7 +6,9 @@ use std::time::Instant;
 
 use anyhow::bail;
 use kledger_schemas::avro::SchemaLookup;
-use kledger_state::{Overlay, RocksStore, StateError, StateStore, keys, position, restore_record};
+use kledger_state::{
+    Overlay, RocksStore, StateError, StateStore, keys, next_offset, restore_record,
+};
 use rdkafka::message::Message;
 
 use crate::config::Config;
@@ -20,7 +22,7 @@ use crate::shutdown::Shutdown;
 /// A fork or a gap stops the restore with an error (and the processor with it): state is never
 /// built from a history that does not chain. Missing history (the outbox starts after the
 /// stored position) is an error too.
-pub fn restore(
+pub(crate) fn restore(
     config: &Config,
     outbox: &str,
     store: &RocksStore,
@@ -35,8 +37,7 @@ pub fn restore(
     let started = Instant::now();
     let mut from = BTreeMap::new();
     for &p in partitions {
-        let next = position(store, p, keys::META_OUTBOX_OFFSET)?.map_or(0, |o| o + 1);
-        from.insert(p, next);
+        from.insert(p, next_offset(store, p, keys::META_OUTBOX_NEXT)?);
     }
     let mut reader = PartitionReader::source(config, outbox, "restore", &from, LIVE_PROBE)?;
     let mut folded = 0u64;
@@ -51,10 +52,7 @@ pub fn restore(
             Ok(Some(b)) => b,
             Ok(None) => break,
             Err(e @ ReadError::OutOfRange { .. }) => {
-                return Err(super::processor::Unrecoverable(format!(
-                    "{e} (state cannot be restored)"
-                ))
-                .into());
+                return Err(super::Unrecoverable(format!("{e} (state cannot be restored)")).into());
             }
             Err(e) => return Err(anyhow::Error::new(e).context("restore")),
         };

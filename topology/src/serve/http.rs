@@ -11,7 +11,7 @@
 //! - **Errors**: every answer that is not 2xx is `{"error": {"code", "message"}}` (the router's
 //!   own 404/405 included) and counted in `kledger_http_errors_total{status}`.
 //!
-//! The accept loop and its per-connection tasks live here; routes live in [`crate::api`].
+//! The accept loop and its per-connection tasks live here; routes live in [`crate::serve::api`].
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -30,7 +30,7 @@ use tokio::io::AsyncWriteExt;
 
 use crate::config::HttpConfig;
 use crate::metrics as m;
-use crate::runtime::status::Status;
+use crate::status::Status;
 
 #[derive(Clone)]
 struct AppState {
@@ -78,7 +78,7 @@ struct BodyBounds {
 pub fn router(
     metrics_handle: PrometheusHandle,
     status: Arc<Status>,
-    api: Option<crate::api::Api>,
+    api: Option<crate::serve::api::Api>,
     http: &HttpConfig,
     body_bytes_max: usize,
 ) -> Router {
@@ -91,7 +91,7 @@ pub fn router(
             status,
         });
     let routes = match api {
-        Some(api) => ops.merge(crate::api::router(api)),
+        Some(api) => ops.merge(crate::serve::api::router(api)),
         None => ops,
     };
     let bounds = BodyBounds {
@@ -146,7 +146,7 @@ async fn bounded_body(bounds: BodyBounds, req: Request, next: Next) -> Response 
 }
 
 fn too_large(bytes_max: usize) -> Response {
-    crate::api::ingress::body_too_large(bytes_max).into_response()
+    crate::serve::api::ingress::body_too_large(bytes_max).into_response()
 }
 
 /// Gives every non-2xx answer the JSON error form (axum's own 404, 405 and extractor

@@ -64,13 +64,14 @@ fn producer(api: &Api) -> Result<&FutureProducer, ApiError> {
     if let Some(p) = api.producer.get() {
         return Ok(p);
     }
-    let p: FutureProducer = crate::runtime::clients::producer_config(&api.config, None)
+    let p: FutureProducer = crate::kafka::clients::producer_config(&api.config, None)
         .create()
         .map_err(ApiError::internal)?;
     Ok(api.producer.get_or_init(|| p))
 }
 
-/// `POST /v1/intents`.
+/// `POST /v1/intents`. Long on purpose: the ingress's checks in the order they answer (size,
+/// JSON, access, validation, record size, produce, wait), each with its own status and code.
 pub async fn post_intent(
     State(api): State<Api>,
     Caller(p): Caller,

@@ -20,13 +20,12 @@ use kledger_state::{MarkStore, ViewStore};
 
 use crate::config::Config;
 use crate::generations::Generations;
+use crate::kafka::clients::RestoreContext;
 use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
-use crate::sinks::vectors::{OpenIndex, VectorBuild};
-use crate::sinks::views::ViewProjection;
-use crate::sinks::{self, Ramp};
+use crate::pipeline::project::vectors::{OpenIndex, VectorBuild};
+use crate::pipeline::project::views::ViewProjection;
+use crate::pipeline::project::{self, Ramp};
 
-/// Outbox records folded per write of the view store.
-pub const BATCH_RECORDS: usize = 1_000;
 /// Outbox records projected per write of the vector index (50,000 measured no faster and held
 /// five times the memory).
 pub const VECTOR_BATCH_RECORDS: usize = 10_000;
@@ -69,6 +68,67 @@ impl ProjectionKind {
     }
 }
 
+/// The projection `kind` writing generation `generation` in `dir`.
+fn open_projection(
+    config: &Config,
+    kind: ProjectionKind,
+    dir: &Path,
+    generation: &str,
+) -> anyhow::Result<Box<dyn project::Projection>> {
+    Ok(match kind {
+        ProjectionKind::Views => {
+            let store = ViewStore::open_bounded(
+                dir,
+                config.views.cache_bytes,
+                config.views.memtable_bytes,
+            )?;
+            Box::new(ViewProjection::new(
+                &config.views,
+                &config.limits,
+                Arc::new(store),
+            ))
+        }
+        ProjectionKind::Vectors => {
+            let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
+            let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
+            let marks = crate::vector::open_marks(dir)?;
+            let (v, dim, dir, generation) = (
+                config.vectors.clone(),
+                embedder.dim(),
+                dir.to_owned(),
+                generation.to_owned(),
+            );
+            let open: OpenIndex = Box::new(move || {
+                crate::vector::open_index(&v, &name, dim, &dir, &generation, true, true)
+            });
+            let render = crate::vector::embedded(&config.vectors);
+            Box::new(VectorBuild::new(marks, open, embedder, render)?)
+        }
+    })
+}
+
+/// A reader of every outbox partition from `target`'s positions (every partition at once: one
+/// fetch serves them all), and how many records it has to read.
+fn read_from_positions(
+    config: &Config,
+    target: &dyn project::Projection,
+) -> anyhow::Result<(PartitionReader<RestoreContext>, u64)> {
+    let bootstrap = config.bootstrap();
+    let topics = config.topics();
+    let partitions = crate::kafka::topics::check(&bootstrap, &topics)?;
+    let mut from = std::collections::BTreeMap::new();
+    for p in 0..partitions {
+        from.insert(p, target.position(p)?);
+    }
+    let total: u64 = crate::kafka::topics::high_watermarks(&bootstrap, &topics.outbox, partitions)?
+        .iter()
+        .zip(from.values())
+        .map(|(h, f)| (h - f).max(0) as u64)
+        .sum();
+    let reader = PartitionReader::source(config, &topics.outbox, "rebuild", &from, SOURCE_PROBE)?;
+    Ok((reader, total))
+}
+
 /// Whether another process holds the generation at `path` (its RocksDB lock).
 fn in_use(projection: ProjectionKind, path: &Path) -> bool {
     match projection {
@@ -80,7 +140,8 @@ fn in_use(projection: ProjectionKind, path: &Path) -> bool {
     }
 }
 
-/// Rebuilds `projection` from the outbox. Blocking.
+/// Rebuilds `projection` from the outbox: opens a new generation (or resumes the one being
+/// built), drives the projection into it to the outbox's end, and promotes it. Blocking.
 pub fn rebuild(
     config: &Config,
     projection: ProjectionKind,
@@ -94,63 +155,23 @@ pub fn rebuild(
     let gens = Generations::new(&root)?;
     let deleted = gens.collect_garbage(&|p| in_use(projection, p))?;
     let (generation, resumed) = gens.begin()?;
-    let dir = gens.path(&generation);
     tracing::info!(?projection, %generation, resumed, "rebuild started");
-    let mut target: Box<dyn sinks::Projection> = match projection {
-        ProjectionKind::Views => {
-            let store = ViewStore::open_bounded(
-                &dir,
-                config.views.cache_bytes,
-                config.views.memtable_bytes,
-            )?;
-            Box::new(ViewProjection::new(config, Arc::new(store)))
-        }
-        ProjectionKind::Vectors => {
-            let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
-            let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
-            let marks = crate::vector::open_marks(&dir)?;
-            let (v, dim, dir, generation) = (
-                config.vectors.clone(),
-                embedder.dim(),
-                dir.clone(),
-                generation.clone(),
-            );
-            let open: OpenIndex = Box::new(move || {
-                crate::vector::open_index(&v, &name, dim, &dir, &generation, true, true)
-            });
-            let render = crate::vector::embedded(&config.vectors);
-            Box::new(VectorBuild::new(marks, open, embedder, render)?)
-        }
-    };
-    let bootstrap = config.bootstrap();
-    let topics = config.topics();
-    let partitions = crate::topics::check(&bootstrap, &topics)?;
-    let mut from = std::collections::BTreeMap::new();
-    for p in 0..partitions {
-        from.insert(p, target.position(p)?);
-    }
-    let total: u64 = crate::topics::high_watermarks(&bootstrap, &topics.outbox, partitions)?
-        .iter()
-        .zip(from.values())
-        .map(|(h, f)| (h - f).max(0) as u64)
-        .sum();
+    let mut target = open_projection(config, projection, &gens.path(&generation), &generation)?;
+    let (mut reader, total) = read_from_positions(config, target.as_ref())?;
     let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
-    let lookup = crate::registry::Codec::connect(config)?;
-    // Every partition at once: one fetch serves them all.
-    let mut reader =
-        PartitionReader::source(config, &topics.outbox, "rebuild", &from, SOURCE_PROBE)?;
+    let lookup = crate::kafka::codec::Codec::connect(config)?;
     let opened = started.elapsed().as_secs_f64();
     let ramp = match projection {
         ProjectionKind::Views => Ramp {
-            first: BATCH_RECORDS,
-            max: BATCH_RECORDS,
+            first: config.bulk.records_max,
+            max: config.bulk.records_max,
         },
         ProjectionKind::Vectors => Ramp {
             first: VECTOR_FIRST_BATCH_RECORDS,
             max: VECTOR_BATCH_RECORDS,
         },
     };
-    let drove = sinks::drive_to_end(target.as_mut(), &mut reader, &lookup, ramp, &|n| bar.inc(n))
+    let drove = project::drive_to_end(target.as_mut(), &mut reader, &lookup, ramp, &|n| bar.inc(n))
         .with_context(|| format!("rebuild {projection:?}"))?;
     let (records, undecodable) = (drove.records, drove.undecodable);
     let read_all = started.elapsed().as_secs_f64() - drove.finish.as_secs_f64();

@@ -14,9 +14,9 @@ use rdkafka::producer::{BaseRecord, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{Decided, OutKind};
-use super::clients::{Delivery, DeliveryContext, send_waiting};
+use crate::kafka::clients::{Delivery, DeliveryContext, send_waiting};
+use crate::kafka::topics::Topics;
 use crate::metrics as m;
-use crate::topics::Topics;
 
 /// Per record of a sent batch: its kind, input position, the intent's record time, and
 /// whether its report arrived (or it was never handed to the producer).
@@ -30,7 +30,7 @@ struct Slot {
 
 /// A batch handed to the producer.
 #[derive(Debug)]
-pub struct Sent {
+pub(crate) struct Sent {
     /// The id of the first record; record `i` of the batch has id `first + i`.
     first: u64,
     slots: Vec<Slot>,
@@ -41,7 +41,7 @@ pub struct Sent {
 
 /// Why an input partition's share of a batch failed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// The first error, for logs and status.
     pub reason: String,
     /// Input offsets whose answer (a commit, receipt or dead letter) the broker refused for
@@ -64,7 +64,7 @@ impl Failure {
 
 /// What a batch's delivery came to.
 #[derive(Debug, Default)]
-pub struct Settled {
+pub(crate) struct Settled {
     /// The last outbox offset written per partition (of partitions that did not fail).
     pub outbox_last: BTreeMap<i32, i64>,
     /// Input partitions whose share failed ([`NO_INPUT`] for records answering no input).
@@ -72,14 +72,14 @@ pub struct Settled {
 }
 
 /// The partition under which [`Settled::failed`] files records that answer no input (views).
-pub const NO_INPUT: i32 = -1;
+pub(crate) const NO_INPUT: i32 = -1;
 
 fn input_of(source: Option<(i32, i64)>) -> i32 {
     source.map_or(NO_INPUT, |(p, _)| p)
 }
 
 /// Whether a produce error is one a retry cannot fix: the record itself is refused.
-pub fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
+pub(crate) fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
     matches!(
         code,
         Some(
@@ -95,7 +95,7 @@ pub fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
 /// Hands every record of `decided` to the producer. Ids are taken from `next_id`. A record
 /// the producer does not take fails its input partition; that partition's later records are
 /// not sent, the other partitions' are.
-pub fn send(
+pub(crate) fn send(
     producer: &ThreadedProducer<DeliveryContext>,
     topics: &Topics,
     next_id: &mut u64,
@@ -163,7 +163,7 @@ fn now_ms() -> i64 {
 /// Waits for every report of `sent` (until its deadline): the last outbox offset per
 /// partition that succeeded, and the partitions that failed (a record refused, a delivery
 /// error, or no report in time).
-pub fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settled {
+pub(crate) fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settled {
     let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
     let latency = metrics::histogram!(m::APPLY_LATENCY_SECONDS);
     let mut pending = sent.slots.iter().filter(|s| !s.done).count();
@@ -222,7 +222,7 @@ pub fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settle
 
 impl Settled {
     /// Everything was written, or the first failure's reason.
-    pub fn all_or_error(&self) -> Result<(), String> {
+    pub(crate) fn all_or_error(&self) -> Result<(), String> {
         match self.failed.iter().next() {
             None => Ok(()),
             Some((p, f)) => Err(format!("partition {p}: {}", f.reason)),

@@ -17,10 +17,8 @@ use anyhow::bail;
 use kledger_processors::routing::partition_for;
 use kledger_processors::{Code, Limits, RecordMeta};
 use kledger_schemas::{IntentRecord, Outcome, Receipt};
-use kledger_state::{Applier, StateRead, StateStore, keys, position};
+use kledger_state::{Applier, StateRead, StateStore, keys, next_offset};
 
-/// Records decided per state batch.
-pub const BATCH_RECORDS_MAX: usize = 1_000;
 /// Longest input line accepted (bytes); longer lines are rejected as malformed.
 pub const LINE_BYTES_MAX: usize = 2 << 20;
 
@@ -96,12 +94,13 @@ pub fn apply<S: StateStore + ?Sized>(
     input: &mut dyn BufRead,
     partitions: i32,
     limits: Limits,
+    records_max: usize,
     mut sinks: Sinks<'_>,
 ) -> anyhow::Result<ApplySummary> {
     let mut summary = ApplySummary::default();
     let mut next: BTreeMap<i32, i64> = BTreeMap::new();
-    let mut done: BTreeMap<i32, Option<i64>> = BTreeMap::new();
-    let mut batch: Vec<Line> = Vec::with_capacity(BATCH_RECORDS_MAX);
+    let mut done: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut batch: Vec<Line> = Vec::with_capacity(records_max);
     let mut index: i64 = 0;
     let mut buf = Vec::new();
     // The last offset read per partition in this input (explicit offsets must rise).
@@ -131,7 +130,7 @@ pub fn apply<S: StateStore + ?Sized>(
             index += 1;
         }
         let end = read.is_none();
-        if batch.len() >= BATCH_RECORDS_MAX || (end && !batch.is_empty()) {
+        if batch.len() >= records_max || (end && !batch.is_empty()) {
             run_batch(
                 store,
                 partitions,
@@ -196,7 +195,7 @@ fn run_batch<S: StateStore + ?Sized>(
     limits: Limits,
     batch: &mut Vec<Line>,
     next: &mut BTreeMap<i32, i64>,
-    done: &mut BTreeMap<i32, Option<i64>>,
+    done: &mut BTreeMap<i32, i64>,
     sinks: &mut Sinks<'_>,
     summary: &mut ApplySummary,
 ) -> anyhow::Result<()> {
@@ -222,20 +221,20 @@ fn run_batch<S: StateStore + ?Sized>(
             partition,
             offset,
         };
-        let last = match done.get(&partition) {
+        let decided_up_to = match done.get(&partition) {
             Some(v) => *v,
             None => {
-                let v = position(store, partition, keys::META_INPUT_OFFSET)?;
+                let v = next_offset(store, partition, keys::META_INPUT_NEXT)?;
                 done.insert(partition, v);
                 v
             }
         };
-        if last.is_some_and(|l| offset <= l) {
+        if offset < decided_up_to {
             summary.skipped += 1;
             continue;
         }
         let decision = applier.apply_owned(r.intent, &meta)?;
-        applier.set_position(partition, keys::META_INPUT_OFFSET, offset);
+        applier.raise_next(partition, keys::META_INPUT_NEXT, offset + 1)?;
         *summary
             .outcomes
             .entry(decision.receipt.outcome)
@@ -266,10 +265,8 @@ fn write_line<T: serde::Serialize>(out: &mut dyn Write, value: &T) -> anyhow::Re
     Ok(())
 }
 
-/// Reads a position the store keeps (for tests and status output).
-pub fn input_position<S: StateRead + ?Sized>(
-    store: &S,
-    partition: i32,
-) -> anyhow::Result<Option<i64>> {
-    Ok(position(store, partition, keys::META_INPUT_OFFSET)?)
+/// The next input offset of `partition` whose effects the store does not hold yet (for tests
+/// and status output).
+pub fn input_position<S: StateRead + ?Sized>(store: &S, partition: i32) -> anyhow::Result<i64> {
+    Ok(next_offset(store, partition, keys::META_INPUT_NEXT)?)
 }

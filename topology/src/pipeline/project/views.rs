@@ -1,7 +1,7 @@
 //! The view materializer: folds the outbox into the [`ViewStore`] and publishes each changed
 //! account's rendered View to the compacted views topic.
 //!
-//! Per batch ([`super::projection`] drives it): fold the commits (commits already folded are
+//! Per batch ([`super`] drives it): fold the commits (commits already folded are
 //! skipped), write the store together with its positions and the accounts whose View is due;
 //! every `views.publish_interval_ms`, publish those Views, await their delivery and mark them
 //! published. A crash anywhere repeats work but loses none: Views due are republished at
@@ -15,10 +15,10 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use kledger_state::{ViewBatch, ViewStore};
 
-use super::projection::{OutboxCommit, Outputs, Projection};
-use crate::config::Config;
+use super::{OutboxCommit, Outputs, Projection};
+use crate::config::{LimitsConfig, ViewsConfig};
 use crate::metrics as m;
-use crate::runtime::batch::{Decided, OutKind, Outgoing};
+use crate::pipeline::apply::batch::{Decided, OutKind, Outgoing};
 
 /// The sink's label in metrics and its consumer group suffix.
 pub const SINK: &str = "views";
@@ -40,13 +40,14 @@ pub struct ViewProjection {
 }
 
 impl ViewProjection {
-    /// The projection into `store` with `config`'s view settings.
-    pub fn new(config: &Config, store: Arc<ViewStore>) -> Self {
+    /// The projection into `store` with the view settings `views`, within the record budget
+    /// of `limits`.
+    pub fn new(views: &ViewsConfig, limits: &LimitsConfig, store: Arc<ViewStore>) -> Self {
         Self {
             store,
-            account_rows_max: config.views.account_rows_max,
-            record_bytes_max: config.limits.record_bytes_max,
-            interval: Duration::from_millis(config.views.publish_interval_ms),
+            account_rows_max: views.account_rows_max,
+            record_bytes_max: limits.record_bytes_max,
+            interval: Duration::from_millis(views.publish_interval_ms),
             published: Instant::now(),
         }
     }

@@ -26,22 +26,25 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
-use super::batch::Refused;
-use super::clients::{
-    Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
-};
-use super::coverage::Coverage;
-use super::restore::restore;
-use super::status::Status;
+use self::batch::Refused;
+use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
-use crate::kafka::reader::{BatchBounds, PartitionReader};
+use crate::kafka::clients::{
+    Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+};
+use crate::kafka::codec::Codec;
+use crate::kafka::coverage::Coverage;
+use crate::kafka::reader::PartitionReader;
+use crate::kafka::topics::Topics;
 use crate::metrics as m;
-use crate::registry::Codec;
 use crate::shutdown::Shutdown;
-use crate::topics::Topics;
+use crate::status::Status;
 
+pub mod batch;
+pub(crate) mod delivery;
 mod lifecycle;
+pub(crate) mod restore;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Part {
@@ -144,11 +147,12 @@ impl Processor {
         let consumer: BaseConsumer<EventContext> = cc
             .create_with_context(EventContext::new(ev_tx, topics.intents.clone()))
             .context("create consumer")?;
-        let bounds = BatchBounds {
-            records_max: config.processor.batch_records_max,
-            wait: Duration::from_millis(config.processor.batch_wait_ms),
-        };
-        let reader = PartitionReader::group(consumer, &topics.intents, "apply", bounds)?;
+        let reader = PartitionReader::group(
+            consumer,
+            &topics.intents,
+            "apply",
+            config.processor.batch.bounds(),
+        )?;
         let (producer, deliveries) = new_producer(&config)?;
         let (restore_tx, restores) = channel();
         Ok(Self {
@@ -179,7 +183,7 @@ impl Processor {
 
     /// Checks (when due) that the group owns every intents partition; partitions left
     /// unowned past the grace period make this consumer leave and join the group again, after
-    /// settling the batch in flight ([`super::coverage`]).
+    /// settling the batch in flight ([`crate::kafka::coverage`]).
     fn keep_covered(&mut self, in_flight: &mut Option<lifecycle::InFlight>) -> anyhow::Result<()> {
         if !self.status.joined() {
             return Ok(());
@@ -453,8 +457,7 @@ impl Processor {
             // An offset committed by an instance whose last commits this restore did not see
             // (it still wrote after losing the partition) would otherwise skip deciding intents
             // whose effects are missing here.
-            let held = kledger_state::position(self.store.as_ref(), p, keys::META_INPUT_NEXT)?
-                .unwrap_or(0);
+            let held = kledger_state::next_offset(self.store.as_ref(), p, keys::META_INPUT_NEXT)?;
             let from = committed.min(held);
             if from < committed {
                 tracing::info!(

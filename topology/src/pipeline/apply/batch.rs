@@ -10,8 +10,8 @@ use kledger_schemas::{Commit, Intent, Outcome};
 use kledger_state::{Applier, StateError, StateRead};
 use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 
-use crate::registry::Codec;
-use crate::topics::Topics;
+use crate::kafka::codec::Codec;
+use crate::kafka::topics::Topics;
 
 /// What to produce.
 #[derive(Debug, Clone, PartialEq, Eq)]

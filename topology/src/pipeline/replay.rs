@@ -2,7 +2,7 @@
 //! result, commit by commit, with the outbox.
 //!
 //! Per partition, in offset order: intents are decided in batches with the processor's own
-//! code ([`crate::runtime::batch::decide_batch`]) against the scratch state; every commit it
+//! code ([`crate::pipeline::apply::batch::decide_batch`]) against the scratch state; every commit it
 //! produces must be the next record of the outbox partition, byte for byte (which also makes
 //! its head hash the same). A record of the outbox that repeats a commit already matched (same
 //! account, seq and head hash: an old owner's write after a rebalance) is skipped and counted,
@@ -24,15 +24,13 @@ use rdkafka::message::{Message, OwnedMessage};
 use std::time::Instant;
 
 use crate::config::Config;
+use crate::kafka::clients::RestoreContext;
 use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
-use crate::runtime::clients::RestoreContext;
 
-use crate::registry::Codec;
-use crate::runtime::batch::{OutKind, REFUSED, Refused, decide_batch};
-use crate::topics::Topics;
+use crate::kafka::codec::Codec;
+use crate::kafka::topics::Topics;
+use crate::pipeline::apply::batch::{OutKind, REFUSED, Refused, decide_batch};
 
-/// Intents decided per scratch-state batch.
-pub const BATCH_RECORDS: usize = 1_000;
 /// Field differences listed in a report at most.
 pub const FIELD_DIFFS_MAX: usize = 20;
 
@@ -137,7 +135,10 @@ pub struct Report {
     pub difference: Option<Difference>,
 }
 
-/// Verifies one partition: `intents` from `from`, `outbox` from its start.
+/// Verifies one partition: `intents` from `from`, `outbox` from its start. Long on purpose:
+/// the comparison walks two topics in step (folding what precedes the start, deciding a batch,
+/// matching each commit, skipping repeats, reporting the first difference), and its state
+/// (the held record, the matched seqs) is shared by every step.
 #[allow(clippy::too_many_arguments)]
 pub fn verify_partition<S: StateStore + ?Sized>(
     store: &S,
@@ -150,6 +151,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     codec: &Codec,
     limits: Limits,
     refused: &Refused,
+    batch_records: usize,
     progress: &dyn Fn(u64),
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(Counts, Option<Difference>)> {
@@ -191,7 +193,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
                 None => outbox.next_record(),
             }
         };
-    let mut batch = Vec::with_capacity(BATCH_RECORDS);
+    let mut batch = Vec::with_capacity(batch_records);
     let mut ended = false;
     while !ended {
         if stop() {
@@ -199,7 +201,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
             return Ok((counts, None));
         }
         batch.clear();
-        while batch.len() < BATCH_RECORDS {
+        while batch.len() < batch_records {
             match intents.next_record()? {
                 Some(m) if m.offset() < from => {}
                 Some(m) => batch.push(m),
@@ -316,6 +318,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
     codec: &Codec,
     limits: Limits,
     refused: &Refused,
+    batch_records: usize,
     progress: &(dyn Fn(u64) + Sync),
 ) -> anyhow::Result<Report> {
     use std::sync::Mutex;
@@ -346,6 +349,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                             codec,
                             limits,
                             refused,
+                            batch_records,
                             progress,
                             &stop,
                         )
@@ -466,6 +470,8 @@ fn diff_values(
 pub struct TopicSource {
     reader: PartitionReader<RestoreContext>,
     buffer: std::collections::VecDeque<OwnedMessage>,
+    /// Records read per fetch round at most (`bulk.records_max`).
+    records_max: usize,
 }
 
 impl TopicSource {
@@ -480,6 +486,7 @@ impl TopicSource {
                 SOURCE_PROBE,
             )?,
             buffer: Default::default(),
+            records_max: config.bulk.records_max,
         })
     }
 }
@@ -487,7 +494,7 @@ impl TopicSource {
 impl Source for TopicSource {
     fn next_record(&mut self) -> anyhow::Result<Option<OwnedMessage>> {
         while self.buffer.is_empty() {
-            match self.reader.next_to_end(BATCH_RECORDS)? {
+            match self.reader.next_to_end(self.records_max)? {
                 Some(b) => self.buffer.extend(b),
                 None => return Ok(None),
             }
@@ -509,7 +516,7 @@ pub fn refused_intents(
     let from: BTreeMap<i32, i64> = (0..partitions).map(|p| (p, 0)).collect();
     let mut reader =
         PartitionReader::source(config, &topics.deadletter, "replay", &from, SOURCE_PROBE)?;
-    while let Some(batch) = reader.next_to_end(BATCH_RECORDS)? {
+    while let Some(batch) = reader.next_to_end(config.bulk.records_max)? {
         for m in batch {
             let header = |name: &str| -> Option<String> {
                 use rdkafka::message::Headers;
@@ -529,7 +536,10 @@ pub fn refused_intents(
                 .zip(header("kledger.source.offset").and_then(|o| o.parse().ok()));
             if let Some(pos) = position {
                 let reason = header("kledger.error.message").unwrap_or_default();
-                refused.insert(pos, crate::runtime::batch::RefusedAt { reason, times: 1 });
+                refused.insert(
+                    pos,
+                    crate::pipeline::apply::batch::RefusedAt { reason, times: 1 },
+                );
             }
         }
     }
@@ -547,7 +557,7 @@ pub fn verify_topics(
 ) -> anyhow::Result<Report> {
     let bootstrap = config.bootstrap();
     let topics = config.topics();
-    let partitions = crate::topics::check(&bootstrap, &topics)?;
+    let partitions = crate::kafka::topics::check(&bootstrap, &topics)?;
     if let Some((p, _)) = from
         .iter()
         .find(|(p, o)| !(0..partitions).contains(*p) || **o < 0)
@@ -559,11 +569,12 @@ pub fn verify_topics(
         "scratch directory {} exists: replay starts from empty state",
         scratch.display()
     );
-    let total: u64 = crate::topics::high_watermarks(&bootstrap, &topics.intents, partitions)?
-        .iter()
-        .enumerate()
-        .map(|(p, h)| (h - from.get(&(p as i32)).copied().unwrap_or(0)).max(0) as u64)
-        .sum();
+    let total: u64 =
+        crate::kafka::topics::high_watermarks(&bootstrap, &topics.intents, partitions)?
+            .iter()
+            .enumerate()
+            .map(|(p, h)| (h - from.get(&(p as i32)).copied().unwrap_or(0)).max(0) as u64)
+            .sum();
     let bar = crate::progress::bar(Some(total), "intents replayed", show_progress);
     let started = Instant::now();
     let result = (|| {
@@ -587,6 +598,7 @@ pub fn verify_topics(
             &codec,
             limits,
             &refused,
+            config.bulk.records_max,
             &|n| bar.inc(n),
         )
     })();

@@ -73,6 +73,19 @@ fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
         .context("create admin client")
 }
 
+/// Creates the topics `config` names with its partition count, replication factor and the
+/// record budget's topic limit (existing ones are left alone); the names created.
+pub async fn create_configured(config: &crate::config::Config) -> anyhow::Result<Vec<String>> {
+    create(
+        &config.bootstrap(),
+        &config.topics(),
+        config.kafka.partitions,
+        config.kafka.replication_factor,
+        config.limits.kafka_message_bytes(),
+    )
+    .await
+}
+
 /// Creates every topic that does not exist yet with `partitions` partitions and records up to
 /// `message_bytes_max`.
 pub async fn create(

@@ -1,0 +1,21 @@
+//! What kledger does with records: everything that reads or writes the topics for the ledger.
+//!
+//! - [`apply`]: the stream processor (the apply loop, batches, delivery, restore).
+//! - [`project`]: the projections of the outbox (views, vectors) and their one driver.
+//! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild`;
+//!   [`stateops`]: restoring a state directory.
+//! - [`publish`]: intents from JSON lines to the topic; [`offline`]: `kledger apply`.
+//! - [`migrate`]: legacy memory rows; [`legacy_vectors`]: legacy vector collections.
+//!
+//! Uses the Kafka layer ([`crate::kafka`]) and the vector indexes ([`crate::vector`]); may not
+//! touch HTTP or the composition of a process.
+
+pub mod apply;
+pub mod legacy_vectors;
+pub mod migrate;
+pub mod offline;
+pub mod project;
+pub mod publish;
+pub mod rebuild;
+pub mod replay;
+pub mod stateops;
