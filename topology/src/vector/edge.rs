@@ -118,6 +118,10 @@ pub struct EdgeOptions {
     /// comment). Such an index refuses filtered reads ([`VectorIndex::query`] and
     /// [`VectorIndex::count`]).
     pub build_only: bool,
+    /// Whether the engine logs every operation in its write-ahead log, as upstream does. Off by
+    /// default: the edge shard never replays that log, so it protects nothing (vendored change
+    /// 2); on only to measure what switching it off saves (`benches/vectors.rs`).
+    pub wal_logging: bool,
 }
 
 impl Default for EdgeOptions {
@@ -128,6 +132,7 @@ impl Default for EdgeOptions {
             wal_segment_bytes: WAL_SEGMENT_BYTES,
             in_memory_indexes: true,
             build_only: false,
+            wal_logging: false,
         }
     }
 }
@@ -358,7 +363,7 @@ impl Shard {
         let shard = EdgeShard::load(dir, Some(config)).map_err(err)?;
         // The engine never replays its log: logging every point would cost CPU and disk for
         // nothing (vendored patch, module comment).
-        shard.set_wal_logging(false);
+        shard.set_wal_logging(options.wal_logging);
         // A collection created before sealing keeps its stored settings: set them.
         shard.set_hnsw_config(hnsw).map_err(err)?;
         shard.set_optimizers_config(optimizers).map_err(err)?;
@@ -548,6 +553,7 @@ impl EdgeIndex {
             wal_segment_bytes: options.wal_segment_bytes.max(WAL_SEGMENT_BYTES),
             in_memory_indexes: options.in_memory_indexes,
             build_only: options.build_only,
+            wal_logging: options.wal_logging,
         };
         // Process-wide in the engine; set before any shard loads (module comment).
         qdrant_edge::set_in_memory_appendable_indexes(options.in_memory_indexes);

@@ -3,14 +3,17 @@
 // #![warn(unnameable_types)] // TODO: re-enable when cleaning up the API
 pub use edge::*;
 
-/// kledger patch (`KLEDGER-PATCH.md`): runs the checks of the patched internals that need
-/// private access (the pending flag buffer against a map model, the payload JSON writer against
-/// serde_json), panicking on a difference. This crate's own test build does not compile as
+/// kledger patch (`KLEDGER-PATCH.md`): runs the fork's own checks of its patched internals
+/// (the sparse walk against a from-scratch computation, the pending flag buffer against a map
+/// model, the payload JSON writer against serde_json, rendered payloads against the writer),
+/// panicking on a difference. This crate's own test build does not compile as
 /// published, so kledger's tests call this instead.
 #[doc(hidden)]
 pub fn kledger_patch_self_checks() {
     segment::common::flags::buffered_dynamic_flags::pending_flags_check::pending_flags_match_a_map_through_flush_cycles();
     segment::payload_storage::mmap_payload_storage::compact_json_check::compact_json_is_serde_jsons();
+    segment::payload_storage::mmap_payload_storage::compact_json_check::rendered_payload_is_stored_as_rendered();
+    sparse::index::posting_list::walk_check::early_stop_walk_is_exact();
 }
 mod bm25;
 mod common;

@@ -129,6 +129,36 @@ pub(crate) mod compact_json_check {
             assert_eq!(Payload::from_bytes(&payload.to_bytes()), payload);
         }
     }
+
+    /// Change 7: a payload carrying its rendered JSON is stored as exactly the bytes of the
+    /// whole payload, whatever subset of fields the map keeps beside the key, and the stored
+    /// bytes read back without the key.
+    pub(crate) fn rendered_payload_is_stored_as_rendered() {
+        let serde_json::Value::Object(whole) = serde_json::json!({
+            "owner": "u_1", "kind": "fact", "seq": 42, "active": true,
+            "content": "quote \" backslash \\ line\n é ☃", "tags": ["a", "b\u{1}"],
+            "nested": {"x": [1, 2.5, null]},
+        }) else {
+            unreachable!()
+        };
+        let rendered = render_payload_json(&whole);
+        assert_eq!(rendered.as_bytes(), serde_json::to_vec(&whole).unwrap());
+        for kept in [0, 1, 3, whole.len()] {
+            let mut map: serde_json::Map<String, Value> =
+                whole.iter().take(kept).map(|(k, v)| (k.clone(), v.clone())).collect();
+            map.insert(RENDERED_PAYLOAD_KEY.to_owned(), Value::String(rendered.clone()));
+            let stored = Payload(map).to_bytes();
+            assert_eq!(stored, serde_json::to_vec(&whole).unwrap(), "kept {kept} fields");
+            let back = Payload::from_bytes(&stored);
+            assert!(!back.0.contains_key(RENDERED_PAYLOAD_KEY));
+            assert_eq!(back.0, whole);
+        }
+        // A key that is not a string is not a rendered payload: written as any other field.
+        let mut odd = serde_json::Map::new();
+        odd.insert(RENDERED_PAYLOAD_KEY.to_owned(), Value::Bool(true));
+        let payload = Payload(odd);
+        assert_eq!(payload.to_bytes(), serde_json::to_vec(&payload).unwrap());
+    }
 }
 
 #[derive(Debug)]

@@ -298,6 +298,64 @@ impl<'a> PostingListIterator<'a> {
     }
 }
 
+/// kledger patch (`KLEDGER-PATCH.md`, change 1): the early-stopping walk against a from-scratch
+/// computation of every `max_next_weight`, through appends, inserts in the middle, weight
+/// updates (up and down) and deletes. Not a `#[test]` (see [`crate::kledger_patch_self_checks`]).
+pub(crate) mod walk_check {
+    use super::*;
+
+    /// Every element's `max_next_weight` as `PostingBuilder::build` computes it.
+    fn from_scratch(elements: &[PostingElementEx]) -> Vec<DimWeight> {
+        let mut out = vec![DEFAULT_MAX_NEXT_WEIGHT; elements.len()];
+        let mut right = DEFAULT_MAX_NEXT_WEIGHT;
+        for (i, element) in elements.iter().enumerate().rev() {
+            out[i] = right;
+            right = right.max(element.weight);
+        }
+        out
+    }
+
+    pub(crate) fn early_stop_walk_is_exact() {
+        // A fixed xorshift: the same operations on every run.
+        let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let mut list = PostingList::default();
+        let mut appended: PointOffsetType = 0;
+        for step in 0..20_000u32 {
+            // Few distinct weights, so equal values (where the walk stops) are common.
+            let weight = (next(8) as f32) - 2.0;
+            match next(10) {
+                // Appends dominate, as in an appendable segment.
+                0..=4 => {
+                    appended += 1 + next(3) as PointOffsetType;
+                    list.upsert(PostingElementEx::new(appended * 4, weight));
+                }
+                // An id between existing ones.
+                5 => list.upsert(PostingElementEx::new(next(appended as u64 * 4 + 1) as PointOffsetType | 1, weight)),
+                // A weight update of an existing element.
+                6 | 7 if !list.elements.is_empty() => {
+                    let id = list.elements[next(list.elements.len() as u64) as usize].record_id;
+                    list.upsert(PostingElementEx::new(id, weight));
+                }
+                _ if !list.elements.is_empty() => {
+                    let id = list.elements[next(list.elements.len() as u64) as usize].record_id;
+                    list.delete(id);
+                }
+                _ => {}
+            }
+            let got: Vec<DimWeight> = list.elements.iter().map(|e| e.max_next_weight).collect();
+            assert_eq!(got, from_scratch(&list.elements), "max_next_weight differs at step {step}");
+            assert!(list.elements.is_sorted_by_key(|e| e.record_id));
+        }
+        assert!(list.elements.len() > 1000, "the check built a long list");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use itertools::Itertools;
