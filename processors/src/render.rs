@@ -93,11 +93,21 @@ pub fn playbook_index<'a, I: IntoIterator<Item = &'a Row>>(rows: I, as_of: i64) 
     )
 }
 
-/// The watchlist: active triggers current at `as_of`, by memory id.
+/// Whether a trigger is on the watchlist at `as_of`: active, current and not restricted. The
+/// view is published on a topic that every consumer of the account's views reads, while a
+/// restricted row is for its owner only (`access`), so a restricted trigger and its condition
+/// never leave the view store (issue 22).
+pub fn on_watchlist(row: &Row, as_of: i64) -> bool {
+    row.kind == Kind::Trigger
+        && row.is_current(as_of)
+        && row.sensitivity.level != SensitivityLevel::Restricted
+}
+
+/// The watchlist: the triggers [`on_watchlist`] at `as_of`, by memory id.
 pub fn watchlist<'a, I: IntoIterator<Item = &'a Row>>(rows: I, as_of: i64) -> Vec<WatchItem> {
     let mut items: Vec<WatchItem> = rows
         .into_iter()
-        .filter(|r| r.kind == Kind::Trigger && r.is_current(as_of))
+        .filter(|r| on_watchlist(r, as_of))
         .map(|r| WatchItem {
             memory_id: r.memory_id.clone(),
             content: r.content.clone(),

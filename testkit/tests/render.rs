@@ -211,6 +211,44 @@ fn the_view_keeps_its_watchlist_within_the_record_budget() {
 }
 
 #[test]
+fn restricted_triggers_never_reach_the_published_watchlist() {
+    let mut b = ledger();
+    let normal = b.put(
+        WriteReason::StandingTrigger,
+        kledger_testkit::build::trigger("Watch the normal thing", &[("topic", "normal")]),
+    );
+    let mut sensitive = kledger_testkit::build::trigger("Watch a sensitive thing", &[("k", "s")]);
+    sensitive.sensitivity.level = SensitivityLevel::Sensitive;
+    let sensitive = b.put(WriteReason::StandingTrigger, sensitive);
+    let mut restricted =
+        kledger_testkit::build::trigger("Watch the restricted marker", &[("topic", "marker")]);
+    restricted.sensitivity.level = SensitivityLevel::Restricted;
+    let restricted = b.put(WriteReason::StandingTrigger, restricted);
+    let rows = current(&b);
+    assert!(rows.iter().any(|r| r.memory_id == restricted.memory_id));
+    let view = render::view(ACCT, 0, 3, NOW, rows.iter(), 1 << 20);
+    let ids: Vec<&str> = view
+        .watchlist
+        .iter()
+        .map(|w| w.memory_id.as_str())
+        .collect();
+    let mut want = vec![normal.memory_id.as_str(), sensitive.memory_id.as_str()];
+    want.sort();
+    assert_eq!(
+        ids, want,
+        "the restricted trigger is left out, the others kept"
+    );
+    // Nothing of it in the record that goes on the topic.
+    let bytes = kledger_schemas::avro::encode_single_object(&view);
+    assert!(!bytes.windows(6).any(|w| w == b"marker"));
+    assert!(
+        !bytes
+            .windows(restricted.memory_id.len())
+            .any(|w| w == restricted.memory_id.as_bytes())
+    );
+}
+
+#[test]
 fn the_largest_receipt_is_far_under_the_smallest_budget() {
     use kledger_schemas::avro::encode_single_object;
     use kledger_schemas::limits::{RECORD_BYTES_MIN, TARGETS_MAX};
