@@ -113,15 +113,20 @@ impl Processor {
         Ok((decided, writes))
     }
 
-    fn launch(&mut self, decided: Decided, writes: WriteSet) -> InFlight {
+    /// Sends `decided`'s commits and receipts, each with the configured delivery timeout.
+    fn send(&mut self, decided: &Decided) -> Sent {
         let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let sent = send(
+        send(
             &self.producer,
             &self.topics,
             &mut self.next_id,
-            &decided,
+            decided,
             timeout,
-        );
+        )
+    }
+
+    fn launch(&mut self, decided: Decided, writes: WriteSet) -> InFlight {
+        let sent = self.send(&decided);
         InFlight {
             sent,
             writes,
@@ -333,14 +338,7 @@ impl Processor {
             .begin_transaction()
             .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
         let next_offsets = decided.next_offsets();
-        let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let sent = send(
-            &self.producer,
-            &self.topics,
-            &mut self.next_id,
-            &decided,
-            timeout,
-        );
+        let sent = self.send(&decided);
         let settled = await_delivery(&self.deliveries, sent);
         if !settled.failed.is_empty() {
             // The transaction fails whole; refused commits are remembered for the retry.
