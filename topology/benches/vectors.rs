@@ -267,25 +267,23 @@ fn main() {
 
 /// What each run-time switchable change to the vendored engine
 /// (`vendor/qdrant-edge/KLEDGER-PATCH.md`) pays, on the write path a rebuild uses: the same
-/// final points written into a fresh collection with every change on (build-only, payloads
-/// rendered on the writing thread, as `rebuild qdrant` writes) and with one change off at a
-/// time, 3 runs each, alternating, medians; from open to closed (flushed). Changes 1, 3 and 5
+/// final points written into a fresh collection with every change on (build-only, as
+/// `rebuild qdrant` writes) and with one change off at a time, 3 runs each, alternating, medians; from open to closed (flushed). Changes 1, 3 and 5
 /// are compiled in and have no switch.
 fn patches(root: &std::path::Path, points: &[Point], per_batch: usize) {
-    use kledger_topology::vector::edge::{EdgeOptions, render_payload};
+    use kledger_topology::vector::edge::EdgeOptions;
     let all = EdgeOptions {
         build_only: true,
         ..Default::default()
     };
-    let configs: [(&str, EdgeOptions, bool); 5] = [
-        ("every change on", all, true),
+    let configs: [(&str, EdgeOptions); 4] = [
+        ("every change on", all),
         (
             "change 2 off (write-ahead log on)",
             EdgeOptions {
                 wal_logging: true,
                 ..all
             },
-            true,
         ),
         (
             "change 4 off (indexes on disk; change 6 then defers nothing)",
@@ -293,7 +291,6 @@ fn patches(root: &std::path::Path, points: &[Point], per_batch: usize) {
                 in_memory_indexes: false,
                 ..all
             },
-            true,
         ),
         (
             "change 6 off (in-memory indexes kept up to date)",
@@ -301,24 +298,16 @@ fn patches(root: &std::path::Path, points: &[Point], per_batch: usize) {
                 build_only: false,
                 ..all
             },
-            true,
         ),
-        ("change 7 off (payloads rendered by the engine)", all, false),
     ];
     let mut rates: Vec<Vec<f64>> = vec![Vec::new(); configs.len()];
     for run in 0..3 {
-        for (i, (_, options, rendered)) in configs.iter().enumerate() {
+        for (i, (_, options)) in configs.iter().enumerate() {
             let dir = root.join(format!("{run}-{i}"));
             let started = Instant::now();
             let index = EdgeIndex::open_with(&dir, "cm_text_256_v1", 256, *options).expect("index");
             for chunk in points.chunks(per_batch) {
-                let mut batch = chunk.to_vec();
-                if *rendered {
-                    for p in &mut batch {
-                        render_payload(&mut p.payload);
-                    }
-                }
-                index.upsert(batch).expect("upsert");
+                index.upsert(chunk.to_vec()).expect("upsert");
             }
             drop(index);
             rates[i].push(points.len() as f64 / started.elapsed().as_secs_f64());
@@ -332,7 +321,7 @@ fn patches(root: &std::path::Path, points: &[Point], per_batch: usize) {
         points.len()
     );
     println!("  {}: {base:.0} points/s", configs[0].0);
-    for (i, (name, _, _)) in configs.iter().enumerate().skip(1) {
+    for (i, (name, _)) in configs.iter().enumerate().skip(1) {
         let rate = median(&mut rates[i]);
         println!(
             "  {name}: {rate:.0} points/s; the change pays ×{:.2}",

@@ -101,8 +101,7 @@ fn open_projection(
             let open: OpenIndex = Box::new(move || {
                 crate::vector::open_index(&v, &name, dim, &dir, &generation, true, true)
             });
-            let render = crate::vector::embedded(&config.vectors);
-            Box::new(VectorBuild::new(marks, open, embedder, render)?)
+            Box::new(VectorBuild::new(marks, open, embedder)?)
         }
     })
 }

@@ -46,12 +46,6 @@
 //! [`EdgeOptions::build_only`] has the engine leave them alone on writes
 //! (`defer_memory_only_indexes`, vendored change 6; tenant keys and on-disk indexes are still
 //! written), about a fifth of the shard writers' work, and refuses filtered reads.
-//!
-//! **Rendered payloads.** The engine writes each payload as JSON on a shard's writer thread and
-//! then frees it there, though another thread built it: first reads of every string from
-//! another core's cache, and cross-thread frees. Writers therefore render payloads on the
-//! thread that builds them ([`render_payload`], vendored change 7): the whole JSON text, plus
-//! only the fields the payload indexes read; the engine stores the text as it is.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -201,33 +195,6 @@ impl std::fmt::Debug for EdgeIndex {
             .field("shards", &self.shards.len())
             .finish()
     }
-}
-
-/// The top-level payload keys the payload indexes read (`acl` for `acl.read_team_ids`).
-fn indexed_keys() -> &'static [&'static str] {
-    static KEYS: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
-        let mut keys: Vec<&str> = payload_indexes()
-            .into_iter()
-            .filter_map(|(field, _)| field.split('.').next())
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        keys
-    });
-    &KEYS
-}
-
-/// Renders a point's `payload` for this engine (vendored change 7, module comment): its whole
-/// JSON text (what the engine would write for it) under the engine's rendered-payload key, and
-/// of the rest only the top-level fields the payload indexes read. Run where the payload was
-/// built ([`VectorIndex::renders_payloads`]).
-pub fn render_payload(payload: &mut serde_json::Map<String, Value>) {
-    let json = qdrant_edge::render_payload_json(payload);
-    payload.retain(|k, _| indexed_keys().contains(&k.as_str()));
-    payload.insert(
-        qdrant_edge::RENDERED_PAYLOAD_KEY.to_owned(),
-        Value::String(json),
-    );
 }
 
 fn filter(v: &Value) -> Result<Filter, VectorError> {
@@ -757,10 +724,6 @@ impl EdgeIndex {
 impl VectorIndex for EdgeIndex {
     fn collection(&self) -> &str {
         &self.name
-    }
-
-    fn renders_payloads(&self) -> bool {
-        true
     }
 
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {

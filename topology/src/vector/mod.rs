@@ -116,11 +116,6 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<(), VectorError> {
         Ok(())
     }
-    /// Whether points written here should have their payloads rendered by the writer
-    /// ([`edge::render_payload`]) on the thread that built them.
-    fn renders_payloads(&self) -> bool {
-        false
-    }
     /// The best `limit` points passing `filter`, by score, with their scores.
     fn query(
         &self,

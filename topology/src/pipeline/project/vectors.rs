@@ -188,10 +188,9 @@ pub fn prepare(
     hasher: &HashEmbedder,
     commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
-    render: bool,
 ) -> anyhow::Result<Prepared> {
     let plan = plan_read(marks, commits, read)?;
-    let (points, deletes) = points(embedder, hasher, &plan, render)?;
+    let (points, deletes) = points(embedder, hasher, &plan)?;
     Ok(Prepared {
         points,
         deletes,
@@ -289,9 +288,8 @@ pub fn apply(
 ) -> anyhow::Result<(u64, u64)> {
     let (rows, deletes) = split(plan);
     let mut upserted = 0;
-    let render = index.renders_payloads();
     for chunk in rows.chunks(APPLY_CHUNK_ROWS) {
-        let points = build(embedder, hasher, chunk, render)?;
+        let points = build(embedder, hasher, chunk)?;
         upserted += points.len() as u64;
         index.write_unsynced(points, &[])?;
     }
@@ -319,20 +317,16 @@ fn points(
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
     plan: &Plan<'_>,
-    render: bool,
 ) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
     let (rows, deletes) = split(plan);
-    Ok((build(embedder, hasher, &rows, render)?, deletes))
+    Ok((build(embedder, hasher, &rows)?, deletes))
 }
 
-/// The points of `rows`, with `embedder`'s vectors; their payloads rendered for the embedded
-/// engine if `render` ([`crate::vector::edge::render_payload`]: here, on the thread that built
-/// them, which is cheaper than the engine's shard threads writing and freeing them).
+/// The points of `rows`, with `embedder`'s vectors.
 fn build(
     embedder: &dyn Embedder,
     hasher: &HashEmbedder,
     rows: &[(Uuid, &Row, i64)],
-    render: bool,
 ) -> anyhow::Result<Vec<Point>> {
     let info = EmbeddingInfo {
         model: embedder.model().to_owned(),
@@ -359,15 +353,11 @@ fn build(
                 .next()
                 .ok_or_else(|| anyhow::anyhow!("embedder returned too few vectors"))?,
         };
-        let mut payload = payload(row, &info, *at);
-        if render {
-            crate::vector::edge::render_payload(&mut payload);
-        }
         points.push(Point {
             id: *id,
             dense,
             sparse: hasher.sparse(&row.content),
-            payload,
+            payload: payload(row, &info, *at),
         });
     }
     Ok(points)
@@ -390,18 +380,13 @@ pub struct VectorBuild {
     marks: Arc<MarkStore>,
     embedder: Box<dyn Embedder>,
     hasher: HashEmbedder,
-    /// Whether payloads are rendered for the embedded engine as they are built
-    /// ([`crate::vector::VectorIndex::renders_payloads`]).
-    render: bool,
     tx: Option<SyncSender<Prepared>>,
     writer: Option<JoinHandle<anyhow::Result<()>>>,
 }
 
 impl std::fmt::Debug for VectorBuild {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("VectorBuild")
-            .field("render", &self.render)
-            .finish_non_exhaustive()
+        f.debug_struct("VectorBuild").finish_non_exhaustive()
     }
 }
 
@@ -415,7 +400,6 @@ impl VectorBuild {
         marks: MarkStore,
         open: OpenIndex,
         embedder: Box<dyn Embedder>,
-        render: bool,
     ) -> anyhow::Result<Self> {
         let marks = Arc::new(marks);
         let (tx, rx) = sync_channel::<Prepared>(1);
@@ -437,7 +421,6 @@ impl VectorBuild {
             marks,
             embedder,
             hasher: HashEmbedder::default(),
-            render,
             tx: Some(tx),
             writer: Some(writer),
         })
@@ -479,7 +462,6 @@ impl Projection for VectorBuild {
             &self.hasher,
             commits,
             read.iter().copied(),
-            self.render,
         )?;
         if self.tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()) {
             return Ok(());

@@ -4,6 +4,8 @@ pub mod config;
 mod count;
 mod facet;
 mod info;
+/// kledger patch (`KLEDGER-PATCH.md`): the fork's checks of changes 2, 4 and 6.
+pub(crate) mod kledger_checks;
 mod optimize;
 mod query;
 mod reexports;
@@ -33,10 +35,6 @@ pub use reexports::*;
 pub use crate::segment::index::field_index::set_in_memory_appendable_indexes;
 /// kledger patch (`KLEDGER-PATCH.md`, change 6).
 pub use crate::segment::index::struct_payload_index::defer_memory_only_indexes;
-/// kledger patch (`KLEDGER-PATCH.md`, change 7).
-pub use crate::segment::payload_storage::mmap_payload_storage::{
-    RENDERED_PAYLOAD_KEY, render_payload_json,
-};
 use crate::segment::entry::ReadSegmentEntry as _;
 use crate::segment::segment_constructor::{load_segment, normalize_segment_dir};
 use crate::shard::files::{PAYLOAD_INDEX_CONFIG_FILE, SEGMENTS_PATH};

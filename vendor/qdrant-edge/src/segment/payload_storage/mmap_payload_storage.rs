@@ -16,19 +16,8 @@ use crate::segment::types::{OwnedPayloadRef, Payload, PayloadKeyTypeRef};
 
 const STORAGE_PATH: &str = "payload_storage";
 
-/// kledger patch (`KLEDGER-PATCH.md`, change 7): the key of a payload that carries its own
-/// JSON, already rendered. Such a payload (a point of an upsert) is stored as that JSON text;
-/// its other keys are what the segment's field indexes read. The writer must render the whole
-/// payload and keep every indexed field's value in the map: the engine trusts both. No stored
-/// payload has this key.
-pub const RENDERED_PAYLOAD_KEY: &str = "\u{0}kledger:rendered_json";
-
 impl Blob for Payload {
     fn to_bytes(&self) -> Vec<u8> {
-        // kledger patch (change 7): a payload rendered by its writer is stored as rendered.
-        if let Some(Value::String(json)) = self.0.get(RENDERED_PAYLOAD_KEY) {
-            return json.as_bytes().to_vec();
-        }
         // kledger patch (`KLEDGER-PATCH.md`, change 5): the same bytes as
         // `serde_json::to_vec(self)`, with strings that need no escaping copied whole.
         let mut out = Vec::with_capacity(512);
@@ -39,16 +28,6 @@ impl Blob for Payload {
     fn from_bytes(data: &[u8]) -> Self {
         serde_json::from_slice(data).unwrap()
     }
-}
-
-/// kledger patch (change 7): `payload` as the JSON text this storage writes for it (change 5's
-/// writer), for a writer that renders payloads itself ([`RENDERED_PAYLOAD_KEY`]).
-pub fn render_payload_json(payload: &serde_json::Map<String, Value>) -> String {
-    let mut out = Vec::with_capacity(1024);
-    write_object(&mut out, payload);
-    // The writer copies valid UTF-8 strings and ASCII punctuation (serde_json escapes the rest),
-    // so the lossy path never runs.
-    String::from_utf8(out).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
 }
 
 /// kledger patch (change 5): compact JSON, byte for byte what `serde_json::to_vec` writes
@@ -128,36 +107,6 @@ pub(crate) mod compact_json_check {
             assert_eq!(payload.to_bytes(), serde_json::to_vec(&payload).unwrap());
             assert_eq!(Payload::from_bytes(&payload.to_bytes()), payload);
         }
-    }
-
-    /// Change 7: a payload carrying its rendered JSON is stored as exactly the bytes of the
-    /// whole payload, whatever subset of fields the map keeps beside the key, and the stored
-    /// bytes read back without the key.
-    pub(crate) fn rendered_payload_is_stored_as_rendered() {
-        let serde_json::Value::Object(whole) = serde_json::json!({
-            "owner": "u_1", "kind": "fact", "seq": 42, "active": true,
-            "content": "quote \" backslash \\ line\n é ☃", "tags": ["a", "b\u{1}"],
-            "nested": {"x": [1, 2.5, null]},
-        }) else {
-            unreachable!()
-        };
-        let rendered = render_payload_json(&whole);
-        assert_eq!(rendered.as_bytes(), serde_json::to_vec(&whole).unwrap());
-        for kept in [0, 1, 3, whole.len()] {
-            let mut map: serde_json::Map<String, Value> =
-                whole.iter().take(kept).map(|(k, v)| (k.clone(), v.clone())).collect();
-            map.insert(RENDERED_PAYLOAD_KEY.to_owned(), Value::String(rendered.clone()));
-            let stored = Payload(map).to_bytes();
-            assert_eq!(stored, serde_json::to_vec(&whole).unwrap(), "kept {kept} fields");
-            let back = Payload::from_bytes(&stored);
-            assert!(!back.0.contains_key(RENDERED_PAYLOAD_KEY));
-            assert_eq!(back.0, whole);
-        }
-        // A key that is not a string is not a rendered payload: written as any other field.
-        let mut odd = serde_json::Map::new();
-        odd.insert(RENDERED_PAYLOAD_KEY.to_owned(), Value::Bool(true));
-        let payload = Payload(odd);
-        assert_eq!(payload.to_bytes(), serde_json::to_vec(&payload).unwrap());
     }
 }
 
