@@ -345,3 +345,196 @@ fn a_sqlite_broker_serves_records_stamped_before_1970() {
     written.sort_unstable();
     assert_eq!(read, written, "record timestamps read back as written");
 }
+
+/// Intents are kept for `kafka.intents_retention_ms` (the erasure bound of `docs/privacy.md`).
+/// On the embedded broker's sqlite storage a maintenance run deletes intents stamped longer ago
+/// than that, keeps the outbox and the receipts (stamped when sent, kept 7 days), and keeps a topic whose `retention.ms` is
+/// -1 (tansu's vendored change 2); `replay verify` then checks the retained window on a state
+/// folded from the outbox, and finds every commit in it.
+#[test]
+fn expired_intents_are_deleted_and_replay_verifies_the_retained_window() {
+    use kledger_topology::kafka::topics::{self, TopicSettings, Topics};
+    const DAY_MS: i64 = 86_400_000;
+    let dir = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_kledger"));
+    let storage =
+        |interval: &str| format!("sqlite://broker/tansu.db?maintenance_interval={interval}");
+    let configs = |bootstrap: &str| {
+        let mut c = config(
+            bootstrap,
+            &dir.path().join("state"),
+            PARTITIONS,
+            "retention",
+        );
+        c.kafka.intents_retention_ms = DAY_MS;
+        let mut kept = c.clone();
+        kept.kafka.topic_prefix = "kept".into();
+        (c, kept)
+    };
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    const MARKER: &str = "ZQXJ-expired-intent-marker";
+    let marked: Vec<_> = stream(63, 3, 30)
+        .into_iter()
+        .map(|mut r| {
+            for op in &mut r.intent.ops {
+                if let kledger_schemas::Op::Assert(a) = op {
+                    a.content = format!("{MARKER} {}", a.content);
+                }
+            }
+            r
+        })
+        .collect();
+    assert!(jsonl(&marked).contains(MARKER));
+
+    // Before: intents stamped in January (the generator's clock), decided while the broker's
+    // maintenance waits an hour (its first run, at start, found no topic).
+    let old = stream(61, 10, 240);
+    let (commits_before, receipts_before) = {
+        let broker = BrokerProcess::start(bin, dir.path(), &storage("1h")).unwrap();
+        let (c, kept) = configs(&broker.bootstrap);
+        let mut gone = c.clone();
+        gone.kafka.topic_prefix = "gone".into();
+        rt.block_on(topics::create_configured(&c)).unwrap();
+        let forever = TopicSettings {
+            message_bytes_max: c.limits.kafka_message_bytes(),
+            intents_retention_ms: -1,
+        };
+        rt.block_on(topics::create_with(
+            &broker.bootstrap,
+            &Topics::new("kept"),
+            PARTITIONS,
+            1,
+            forever,
+        ))
+        .unwrap();
+        publish_all(&c, &old);
+        publish_all(&kept, &old);
+        // Intents no processor reads (so no commit copies them), carrying a marker.
+        rt.block_on(topics::create_configured(&gone)).unwrap();
+        publish_all(&gone, &marked);
+        assert!(
+            !files_containing(&dir.path().join("broker"), MARKER.as_bytes()).is_empty(),
+            "the marker is in the broker's files once published"
+        );
+        let p = spawn_processor(bin, &c, dir.path(), "before");
+        wait_answered(&c, &old, Duration::from_secs(120));
+        stop(p);
+        (
+            commits(&broker.bootstrap, &c),
+            receipts(&broker.bootstrap, &c).len(),
+        )
+    };
+    assert!(!commits_before.is_empty() && receipts_before >= old.len());
+
+    // The same storage with maintenance every second: the old intents and receipts go, the
+    // outbox and the topic kept forever stay.
+    let broker = BrokerProcess::start(bin, dir.path(), &storage("1s")).unwrap();
+    let (c, kept) = configs(&broker.bootstrap);
+    let t = c.topics();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while !read_all(&broker.bootstrap, &t.intents, PARTITIONS).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "expired intents were not deleted"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+    // Receipts are stamped when sent: kept for their 7 days.
+    assert_eq!(
+        read_all(&broker.bootstrap, &t.receipts, PARTITIONS).len(),
+        receipts_before
+    );
+    assert_eq!(commits(&broker.bootstrap, &c), commits_before);
+    let kept_intents = read_all(&broker.bootstrap, &kept.topics().intents, PARTITIONS);
+    assert_eq!(
+        kept_intents.len(),
+        old.len(),
+        "retention.ms -1 keeps records"
+    );
+    // The expired records' bytes are gone from the broker's files, its log included (tansu's
+    // vendored change 3), once a maintenance run has truncated the log.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let hits = files_containing(&dir.path().join("broker"), MARKER.as_bytes());
+        if hits.is_empty() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "expired intents' text still in {hits:?}"
+        );
+        std::thread::sleep(Duration::from_millis(500));
+    }
+
+    // After: fresh intents (stamped now) are decided against the state the old ones built.
+    let now_ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    let fresh: Vec<_> = stream(62, 10, 180)
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut r)| {
+            r.timestamp = now_ms - 600_000 + i as i64;
+            r
+        })
+        .collect();
+    publish_all(&c, &fresh);
+    let p = spawn_processor(bin, &c, dir.path(), "after");
+    wait_answered(&c, &fresh, Duration::from_secs(120));
+    stop(p);
+    let all = commits(&broker.bootstrap, &c);
+    assert!(all.len() > commits_before.len());
+
+    let report = kledger_topology::pipeline::replay::verify_topics(
+        &c,
+        &Default::default(),
+        &dir.path().join("verify"),
+        false,
+    )
+    .unwrap();
+    assert!(report.difference.is_none(), "{report:?}");
+    assert_eq!(report.counts.intents as usize, fresh.len());
+    assert_eq!(report.counts.folded as usize, commits_before.len());
+    assert_eq!(
+        (report.counts.commits + report.counts.folded + report.counts.repeats) as usize,
+        all.len()
+    );
+    // Each partition that held old intents started after them: at its first fresh intent, or
+    // with none retained.
+    let (old_in, fresh_in) = (
+        per_partition(&old, PARTITIONS),
+        per_partition(&fresh, PARTITIONS),
+    );
+    for (p, n) in &old_in {
+        let want = if fresh_in.contains_key(p) {
+            *n
+        } else {
+            i64::MAX
+        };
+        assert_eq!(
+            report.counts.expired.get(p),
+            Some(&want),
+            "partition {p}: {report:?}"
+        );
+    }
+}
+
+/// The files under `root` whose bytes contain `needle`.
+fn files_containing(root: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
+    let mut hits = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if std::fs::read(&path)
+                .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            {
+                hits.push(path);
+            }
+        }
+    }
+    hits
+}

@@ -269,3 +269,42 @@ fn verify_from_an_offset_folds_what_came_before() {
     let commits: usize = f.outbox.values().map(Vec::len).sum();
     assert_eq!((r.counts.commits + r.counts.folded) as usize, commits);
 }
+
+/// The intents topic is kept for `kafka.intents_retention_ms`: a partition whose earliest
+/// intents the broker deleted starts at its first retained intent, on a state folded from the
+/// outbox, and a change to a commit inside the retained window is still found. A partition
+/// with no intent retained folds its whole outbox.
+#[test]
+fn expired_intents_are_folded_and_the_retained_window_is_verified() {
+    let mut f = fixture();
+    // Partition 1 keeps its intents from offset 400 on (offsets unchanged); partition 3 keeps
+    // none.
+    f.intents.get_mut(&1).unwrap().retain(|m| m.offset() >= 400);
+    f.intents.get_mut(&3).unwrap().clear();
+    let r = run(&f, &BTreeMap::new());
+    assert_eq!(r.difference, None, "{:?}", r.difference);
+    assert_eq!(r.counts.expired, BTreeMap::from([(1, 400), (3, i64::MAX)]));
+    let commits: usize = f.outbox.values().map(Vec::len).sum();
+    assert_eq!((r.counts.commits + r.counts.folded) as usize, commits);
+    assert!(r.counts.folded as usize > f.outbox[&3].len());
+    assert_eq!(r.partitions, vec![0, 1, 2, 3]);
+
+    // Alter the last commit of partition 1 (inside the retained window): found.
+    let last = f.outbox[&1].len() - 1;
+    let mut c = commit_at(&f, 1, last);
+    assert!(c.intent_offset >= 400);
+    c.action_id.push('x');
+    let m = &f.outbox[&1][last];
+    f.outbox.get_mut(&1).unwrap()[last] = OwnedMessage::new(
+        Some(encode_single_object(&c)),
+        m.key().map(<[u8]>::to_vec),
+        m.topic().to_owned(),
+        m.timestamp(),
+        1,
+        m.offset(),
+        None,
+    );
+    let r = run(&f, &BTreeMap::new());
+    let d = r.difference.expect("the altered commit is found");
+    assert_eq!((d.partition, d.outbox_offset), (1, Some(last as i64)));
+}

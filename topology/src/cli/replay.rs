@@ -42,14 +42,26 @@ impl ReplayCommand {
         let report = verify_topics(config, &from, &scratch, !quiet)?;
         let c = &report.counts;
         match &report.difference {
-            None => eprintln!(
-                "replay verify: ok: {} intents re-decided, {} commits identical, {} repeats skipped, {} folded before the start, {} partitions",
-                c.intents,
-                c.commits,
-                c.repeats,
-                c.folded,
-                report.partitions.len()
-            ),
+            None => {
+                eprintln!(
+                    "replay verify: ok: {} intents re-decided, {} commits identical, {} repeats skipped, {} folded before the start, {} partitions",
+                    c.intents,
+                    c.commits,
+                    c.repeats,
+                    c.folded,
+                    report.partitions.len()
+                );
+                for (p, o) in &c.expired {
+                    match *o {
+                        i64::MAX => eprintln!(
+                            "  partition {p}: no intent retained (kafka.intents_retention_ms); its commits were folded"
+                        ),
+                        o => eprintln!(
+                            "  partition {p}: verified from offset {o}, its first retained intent (kafka.intents_retention_ms); earlier commits were folded"
+                        ),
+                    }
+                }
+            }
             Some(d) => {
                 eprintln!(
                     "replay verify: FAILED after {} identical commits\n{d}",

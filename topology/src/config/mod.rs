@@ -309,6 +309,10 @@ impl Config {
             !self.kafka.topic_prefix.is_empty(),
             "kafka.topic_prefix is empty"
         );
+        anyhow::ensure!(
+            self.kafka.intents_retention_ms == -1 || self.kafka.intents_retention_ms > 0,
+            "kafka.intents_retention_ms must be positive, or -1 (forever)"
+        );
         for (name, batch) in [
             ("processor", &self.processor.batch),
             ("views", &self.views.batch),

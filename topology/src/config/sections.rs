@@ -348,6 +348,12 @@ pub struct KafkaConfig {
     pub transactional_id: Option<String>,
     /// Create missing topics at start (off when an operator manages topics).
     pub create_topics: bool,
+    /// `retention.ms` of the intents and dead-letter topics when kledger creates them
+    /// (default 7 days; -1 keeps them forever, which breaks the erasure bound of
+    /// `docs/privacy.md`). Once decided, an intent is read only by `replay verify`, which
+    /// checks the retained window; an instance down for longer than this loses the intents it
+    /// had not read.
+    pub intents_retention_ms: i64,
     /// Extra librdkafka properties for consumers.
     pub consumer_properties: BTreeMap<String, String>,
     /// Extra librdkafka properties for producers.
@@ -366,6 +372,7 @@ impl Default for KafkaConfig {
             delivery_mode: DeliveryMode::Idempotent,
             transactional_id: None,
             create_topics: true,
+            intents_retention_ms: crate::kafka::topics::INTENTS_RETENTION_MS,
             consumer_properties: BTreeMap::new(),
             producer_properties: BTreeMap::new(),
         }

@@ -25,6 +25,20 @@ pub struct Topics {
 /// Retention of receipts (7 days): they answer extractors, the outbox is the record.
 pub const RECEIPTS_RETENTION_MS: i64 = 7 * 24 * 3_600_000;
 
+/// Default retention of intents and dead letters (7 days, `kafka.intents_retention_ms`): they
+/// carry the text extractors sent, and only `replay verify` reads them once decided, from the
+/// retained window (`docs/privacy.md`).
+pub const INTENTS_RETENTION_MS: i64 = 7 * 24 * 3_600_000;
+
+/// What kledger sets on the topics it creates.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TopicSettings {
+    /// Each topic's `max.message.bytes` (the record budget plus framing).
+    pub message_bytes_max: usize,
+    /// `retention.ms` of intents and dead letters (-1: kept forever).
+    pub intents_retention_ms: i64,
+}
+
 impl Topics {
     /// Names under `prefix`.
     pub fn new(prefix: &str) -> Self {
@@ -37,30 +51,44 @@ impl Topics {
         }
     }
 
-    /// Every topic with its configuration (name, configs); `message_bytes_max` is each
-    /// topic's `max.message.bytes` (the record budget plus framing).
-    pub fn specs(&self, message_bytes_max: usize) -> Vec<(&str, Vec<(&'static str, String)>)> {
-        let max = ("max.message.bytes", message_bytes_max.to_string());
-        let forever = vec![
-            ("retention.ms", "-1".to_owned()),
-            ("retention.bytes", "-1".to_owned()),
-            max.clone(),
-        ];
+    /// Every topic with its configuration (name, configs). The outbox is kept forever (it is
+    /// the changelog of state); intents, dead letters and receipts are deleted by time
+    /// (`cleanup.policy` is set explicitly: the embedded broker deletes only where it is);
+    /// views are compacted, with segments rolled hourly and compaction due within an hour, so an
+    /// older View is gone within about two hours on Kafka (the embedded broker compacts at
+    /// every maintenance run).
+    pub fn specs(&self, settings: TopicSettings) -> Vec<(&str, Vec<(&'static str, String)>)> {
+        let max = ("max.message.bytes", settings.message_bytes_max.to_string());
+        let by_time = |ms: i64| {
+            vec![
+                ("cleanup.policy", "delete".to_owned()),
+                ("retention.ms", ms.to_string()),
+                ("retention.bytes", "-1".to_owned()),
+                max.clone(),
+            ]
+        };
+        let intents = by_time(settings.intents_retention_ms);
         vec![
-            (self.intents.as_str(), forever.clone()),
-            (self.outbox.as_str(), forever.clone()),
+            (self.intents.as_str(), intents.clone()),
             (
-                self.receipts.as_str(),
+                self.outbox.as_str(),
                 vec![
-                    ("retention.ms", RECEIPTS_RETENTION_MS.to_string()),
+                    ("retention.ms", "-1".to_owned()),
+                    ("retention.bytes", "-1".to_owned()),
                     max.clone(),
                 ],
             ),
+            (self.receipts.as_str(), by_time(RECEIPTS_RETENTION_MS)),
             (
                 self.views.as_str(),
-                vec![("cleanup.policy", "compact".to_owned()), max],
+                vec![
+                    ("cleanup.policy", "compact".to_owned()),
+                    ("segment.ms", "3600000".to_owned()),
+                    ("max.compaction.lag.ms", "3600000".to_owned()),
+                    max.clone(),
+                ],
             ),
-            (self.deadletter.as_str(), forever),
+            (self.deadletter.as_str(), intents),
         ]
     }
 }
@@ -73,21 +101,25 @@ fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
         .context("create admin client")
 }
 
-/// Creates the topics `config` names with its partition count, replication factor and the
-/// record budget's topic limit (existing ones are left alone); the names created.
+/// Creates the topics `config` names with its partition count, replication factor, the
+/// record budget's topic limit and its intents retention (existing ones are left alone); the
+/// names created.
 pub async fn create_configured(config: &crate::config::Config) -> anyhow::Result<Vec<String>> {
-    create(
+    create_with(
         &config.bootstrap(),
         &config.topics(),
         config.kafka.partitions,
         config.kafka.replication_factor,
-        config.limits.kafka_message_bytes(),
+        TopicSettings {
+            message_bytes_max: config.limits.kafka_message_bytes(),
+            intents_retention_ms: config.kafka.intents_retention_ms,
+        },
     )
     .await
 }
 
-/// Creates every topic that does not exist yet with `partitions` partitions and records up to
-/// `message_bytes_max`.
+/// Creates every topic that does not exist yet with `partitions` partitions, records up to
+/// `message_bytes_max` and the default intents retention.
 pub async fn create(
     bootstrap: &str,
     topics: &Topics,
@@ -95,8 +127,23 @@ pub async fn create(
     replication: i32,
     message_bytes_max: usize,
 ) -> anyhow::Result<Vec<String>> {
+    let settings = TopicSettings {
+        message_bytes_max,
+        intents_retention_ms: INTENTS_RETENTION_MS,
+    };
+    create_with(bootstrap, topics, partitions, replication, settings).await
+}
+
+/// Creates every topic that does not exist yet with `partitions` partitions and `settings`.
+pub async fn create_with(
+    bootstrap: &str,
+    topics: &Topics,
+    partitions: i32,
+    replication: i32,
+    settings: TopicSettings,
+) -> anyhow::Result<Vec<String>> {
     let admin = admin(bootstrap)?;
-    let specs = topics.specs(message_bytes_max);
+    let specs = topics.specs(settings);
     let new: Vec<NewTopic<'_>> = specs
         .iter()
         .map(|(name, configs)| {

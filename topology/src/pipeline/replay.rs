@@ -10,7 +10,10 @@
 //! offset, the intent offset, the account and commit_seq, and the fields that differ.
 //!
 //! Starting from an intent offset (`--from partition:offset`) first folds the outbox commits of
-//! earlier intents into the scratch state, so decisions see the state they saw live.
+//! earlier intents into the scratch state, so decisions see the state they saw live. The same
+//! happens where the broker no longer holds the earliest intents (the intents topic is kept
+//! for `kafka.intents_retention_ms`): a partition starts at its first retained intent, so the
+//! check covers the retained window on top of a state folded from the outbox.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -57,6 +60,9 @@ pub struct Counts {
     pub repeats: u64,
     /// Outbox commits folded before the start offset (not compared).
     pub folded: u64,
+    /// Partitions that started later than asked, at their first retained intent (the broker
+    /// deleted the earlier ones): partition → that intent's offset (`i64::MAX`: none retained).
+    pub expired: BTreeMap<i32, i64>,
 }
 
 impl Counts {
@@ -65,6 +71,7 @@ impl Counts {
         self.commits += o.commits;
         self.repeats += o.repeats;
         self.folded += o.folded;
+        self.expired.extend(&o.expired);
     }
 }
 
@@ -135,7 +142,8 @@ pub struct Report {
     pub difference: Option<Difference>,
 }
 
-/// Verifies one partition: `intents` from `from`, `outbox` from its start. Long on purpose:
+/// Verifies one partition: `intents` from `from` (or from the first retained intent after it),
+/// `outbox` from its start. Long on purpose:
 /// the comparison walks two topics in step (folding what precedes the start, deciding a batch,
 /// matching each commit, skipping repeats, reporting the first difference), and its state
 /// (the held record, the matched seqs) is shared by every step.
@@ -159,12 +167,25 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     // Last matched (or folded) commit_seq per account: what a repeat may repeat.
     let mut matched: BTreeMap<String, i64> = BTreeMap::new();
     let mut held: Option<OwnedMessage> = None;
-    if from > 0 {
+    // The first intent at or after `from` that the broker still holds is the start: the
+    // commits of every intent before it are folded, not compared.
+    let mut first: Option<OwnedMessage> = None;
+    while let Some(m) = intents.next_record()? {
+        if m.offset() >= from {
+            first = Some(m);
+            break;
+        }
+    }
+    let start = first.as_ref().map_or(i64::MAX, |m| m.offset());
+    if start > from {
+        counts.expired.insert(p, start);
+    }
+    if start > 0 {
         let mut overlay = Overlay::new(store);
         while let Some(rec) = outbox.next_record()? {
             let commit = decode_commit(&rec, codec);
             match commit {
-                Ok(c) if c.intent_offset < from => {
+                Ok(c) if c.intent_offset < start => {
                     restore_record(
                         &mut overlay,
                         p,
@@ -201,9 +222,10 @@ pub fn verify_partition<S: StateStore + ?Sized>(
             return Ok((counts, None));
         }
         batch.clear();
+        batch.extend(first.take());
         while batch.len() < batch_records {
             match intents.next_record()? {
-                Some(m) if m.offset() < from => {}
+                Some(m) if m.offset() < start => {}
                 Some(m) => batch.push(m),
                 None => {
                     ended = true;

@@ -293,8 +293,40 @@ impl PoolConnection {
             .and(Ok(()))
     }
 
+    /// kledger patch (KLEDGER-PATCH.md, change 3): deleted records are overwritten with
+    /// zeros, in their pages and in freed pages, so what retention or compaction deletes does
+    /// not stay readable in the database file.
+    async fn secure_delete(connection: &Connection) -> Result<()> {
+        let mut rows = connection.query("PRAGMA secure_delete = ON", ()).await?;
+        if let Some(row) = rows.next().await.inspect_err(|err| error!(?err))? {
+            debug!(secure_delete = row.get::<i64>(0)?);
+        }
+        Ok(())
+    }
+
+    /// kledger patch (KLEDGER-PATCH.md, change 3): copies the write-ahead log into the database
+    /// and truncates it to zero bytes, so the page images it held (deleted records among them)
+    /// are gone from the log file too. Answers whether the log was emptied (not while another
+    /// connection reads an older snapshot).
+    async fn checkpoint_truncate(&self) -> Result<bool> {
+        // Wait (up to 2 s) for readers of older snapshots to finish rather than give up at once.
+        let mut rows = self.connection.query("PRAGMA busy_timeout = 2000", ()).await?;
+        while rows.next().await?.is_some() {}
+        drop(rows);
+        let mut rows = self
+            .connection
+            .query("PRAGMA wal_checkpoint(TRUNCATE)", ())
+            .await?;
+        let busy = match rows.next().await.inspect_err(|err| error!(?err))? {
+            Some(row) => row.get::<i64>(0)?,
+            None => 0,
+        };
+        Ok(busy == 0)
+    }
+
     async fn init(connection: &Connection) -> Result<()> {
         Self::journal_mode(connection).await?;
+        Self::secure_delete(connection).await?;
         Self::synchronous(connection).await?;
         Self::wal_autocheckpoint(connection).await?;
         Self::journal_size_limit(connection).await?;
@@ -2845,7 +2877,7 @@ impl Storage for Delegate {
 
             debug!(?query);
 
-            let list_offset = match offset_type {
+            let row = match offset_type {
                 ListOffset::Earliest | ListOffset::Latest => c
                     .query_opt(
                         query,
@@ -2874,11 +2906,26 @@ impl Storage for Delegate {
             .inspect_err(|err| {
                 error!(?err, cluster = self.cluster, ?topition);
             })
-            .inspect(|result| debug!(?result))?
-            .map_or_else(
+            .inspect(|result| debug!(?result))?;
+
+            // kledger patch (KLEDGER-PATCH.md, change 2): a partition that holds no record
+            // (never written, or every record deleted by retention) starts and ends at its high
+            // watermark, as in Kafka; upstream answered 0, so a reader at the earliest offset
+            // of an emptied partition never reached its end.
+            let empty_at = if row.is_none() && !matches!(offset_type, ListOffset::Timestamp(_)) {
+                self.watermark_select_for_update(topition, &c)
+                    .await
+                    .ok()
+                    .and_then(|(_, high)| high)
+                    .unwrap_or(0)
+            } else {
+                0
+            };
+
+            let list_offset = row.map_or_else(
                 || {
                     let timestamp = None;
-                    let offset = Some(0);
+                    let offset = Some(empty_at);
                     debug!(
                         cluster = self.cluster,
                         ?topition,
@@ -4322,12 +4369,19 @@ impl Storage for Delegate {
 
             let mut rows = connection.query("maintain-vacuum.sql", ()).await?;
 
+            // kledger patch (change 3): both are integers; upstream read them as text, which
+            // failed, so every maintenance run ended in an error here.
             if let Some(row) = rows.next().await.inspect_err(|err| error!(?err))? {
                 debug!(
-                    freelist_count = row.get_str(0)?,
-                    page_size = row.get_str(1)?
+                    freelist_count = row.get::<i64>(0)?,
+                    page_size = row.get::<i64>(1)?
                 );
             }
+            drop(rows);
+
+            // kledger patch (change 3): the deleted records' bytes leave the log file too.
+            let truncated = connection.checkpoint_truncate().await?;
+            debug!(truncated);
         }
 
         Ok(()).inspect(|_| {

@@ -36,6 +36,12 @@ retention as (
     and tc.name = 'retention.ms'
 ),
 
+-- kledger patch (KLEDGER-PATCH.md, change 2): a negative retention.ms keeps records forever,
+-- as in Kafka; upstream deleted every record of such a topic at the next maintenance run.
+forever as (
+    select topition from retention where cast(value as integer) < 0
+),
+
 ancient as (
     select tp.id as topition, r.offset_id as offset_id
     from record r
@@ -45,6 +51,7 @@ ancient as (
     join deletion del on del.topition = tp.id
     left join retention ret on ret.topition = tp.id
     where c.name = $1
+    and tp.id not in (select topition from forever)
     and (extract(epoch from cast($2 as timestamp)) - extract(epoch from r.timestamp)) > coalesce(cast(ret.value as integer) / 1000, $3)
 )
 
