@@ -146,6 +146,10 @@ pub fn fold<S: StateRead + ?Sized>(
             writes.push((Cf::Slots, k, Some(op.row.memory_id.as_bytes().to_vec())));
         }
     }
+    let purged = commit
+        .ops
+        .iter()
+        .any(|op| op.row.status == Status::Tombstoned);
     let input_next = next_offset(o, p, keys::META_INPUT_NEXT)?.max(commit.intent_offset + 1);
     writes.push((
         Cf::Meta,
@@ -158,6 +162,10 @@ pub fn fold<S: StateRead + ?Sized>(
             Some(v) => pending.put(cf, k, v),
             None => pending.delete(cf, k),
         }
+    }
+    if purged {
+        // The purged rows' earlier values must not outlive the write in the store's files.
+        pending.erase_overwritten(keys::account(p, acct)?);
     }
     Ok(Folded::Applied)
 }

@@ -29,7 +29,7 @@ pub use keys::Cf;
 pub use marks::MarkStore;
 pub use memory::MemoryStore;
 pub use progress::{Backwards, Checkpoint};
-pub use rocks::{RocksConfig, RocksSizes, RocksStore};
+pub use rocks::{Erasures, RocksConfig, RocksSizes, RocksStore};
 pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};
 pub use views::{AccountMark, ViewBatch, ViewStore};
 

@@ -1,6 +1,6 @@
 //! The store trait, write sets and the overlay that batches decide against.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Bound;
 
 use sha2::{Digest, Sha256};
@@ -49,11 +49,15 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
     Ok(kledger_processors::ids::to_hex(&h.finalize()))
 }
 
-/// Pending puts (`Some`) and deletes (`None`), in key order.
+/// Pending puts (`Some`) and deletes (`None`), in key order, and the key prefixes whose
+/// overwritten values must not outlive the write (a purge's).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WriteSet {
     // One map per column family, so lookups borrow the key instead of copying it.
     cfs: BTreeMap<Cf, BTreeMap<Vec<u8>, Option<Vec<u8>>>>,
+    /// Account prefixes ([`crate::keys::account`]) a purge rewrote: a durable store leaves
+    /// no older version of their keys in its files once the write returns.
+    erase: BTreeSet<Vec<u8>>,
 }
 
 impl WriteSet {
@@ -67,16 +71,29 @@ impl WriteSet {
         self.cfs.entry(cf).or_default().insert(key, None);
     }
 
+    /// Marks the keys under `prefix` as erased: once this write is durable, no value they had
+    /// before it may remain in the store's files (a purge; [`WriteSet::erased`]).
+    pub fn erase_overwritten(&mut self, prefix: Vec<u8>) {
+        self.erase.insert(prefix);
+    }
+
+    /// The prefixes [`WriteSet::erase_overwritten`] marked.
+    pub fn erased(&self) -> impl Iterator<Item = &[u8]> {
+        self.erase.iter().map(Vec::as_slice)
+    }
+
     /// Keeps only the writes of partitions `keep` accepts (every key starts with its
     /// partition, [`crate::keys`]); the writes of a partition whose share of a batch failed
     /// are dropped this way while the others are made durable.
     pub fn retain_partitions(&mut self, keep: impl Fn(i32) -> bool) {
+        let in_kept = |k: &Vec<u8>| {
+            k.get(..4)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .is_some_and(|b| keep(u32::from_be_bytes(b) as i32))
+        };
+        self.erase.retain(in_kept);
         for m in self.cfs.values_mut() {
-            m.retain(|k, _| {
-                k.get(..4)
-                    .and_then(|b| <[u8; 4]>::try_from(b).ok())
-                    .is_some_and(|b| keep(u32::from_be_bytes(b) as i32))
-            });
+            m.retain(|k, _| in_kept(k));
         }
     }
 
@@ -122,6 +139,7 @@ impl WriteSet {
         for (cf, m) in other.cfs {
             self.cfs.entry(cf).or_default().extend(m);
         }
+        self.erase.extend(other.erase);
     }
 }
 

@@ -62,6 +62,9 @@ pub struct ViewBatch {
     pub folded: u64,
     /// Commits skipped as already folded.
     pub skipped: u64,
+    /// Accounts (key prefixes) a folded purge rewrote: their older values are erased from
+    /// the store's files when the batch is written.
+    erase: std::collections::BTreeSet<Vec<u8>>,
 }
 
 impl std::fmt::Debug for ViewBatch {
@@ -178,6 +181,7 @@ fn parse_mark(v: &[u8]) -> Result<AccountMark, StateError> {
 #[derive(Debug)]
 pub struct ViewStore {
     db: DB,
+    erasures: crate::rocks::Erasures,
 }
 
 impl ViewStore {
@@ -196,6 +200,7 @@ impl ViewStore {
         let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
         Ok(Self {
             db: open_db(path, &CFS, &tuning, OpenAs::Primary)?,
+            erasures: Default::default(),
         })
     }
 
@@ -211,6 +216,7 @@ impl ViewStore {
         let tuning = Self::tuning(cache_bytes, MEMTABLE_BYTES_DEFAULT, -1);
         Ok(Self {
             db: open_db(primary, &CFS, &tuning, OpenAs::Secondary(secondary))?,
+            erasures: Default::default(),
         })
     }
 
@@ -234,6 +240,11 @@ impl ViewStore {
         self.db
             .cf_handle(name)
             .ok_or_else(|| StateError::Corrupt(format!("column family {name} missing")))
+    }
+
+    /// The purges' erasures of overwritten values this store ran.
+    pub fn erasures(&self) -> &crate::rocks::Erasures {
+        &self.erasures
     }
 
     /// The mark of `account` (default when nothing was folded).
@@ -289,7 +300,9 @@ impl ViewStore {
                 .batch
                 .put_cf(rows, row_key(acct, &row.memory_id), &value);
             if op.change == Change::Tombstoned || row.status == Status::Tombstoned {
-                // Erase every earlier version and the timeline entry.
+                // Erase every earlier version and the timeline entry, and leave none of them
+                // in the files once the batch is written.
+                batch.erase.insert(account_prefix(acct));
                 batch.batch.delete_range_cf(
                     history,
                     history_key(acct, &row.memory_id, i64::MIN),
@@ -352,6 +365,14 @@ impl ViewStore {
                 .put_cf(meta, partition_key(p), encode_next(next));
         }
         self.db.write(batch.batch)?;
+        if !batch.erase.is_empty() {
+            crate::rocks::erase_overwritten(
+                &self.db,
+                &CFS,
+                batch.erase.iter().map(Vec::as_slice),
+                &self.erasures,
+            )?;
+        }
         Ok(())
     }
 

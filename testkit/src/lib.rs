@@ -12,6 +12,7 @@
 //! - [`kafka`]: Kafka test tools (in-process broker, readers, expected outputs, children).
 //! - [`badinput`]: the bad-input corpus (dead letters and rejected receipts, with codes).
 //! - [`registry`]: a minimal in-process Confluent Schema Registry (REST subset) for tests.
+//! - [`residue`]: scans of files for bytes that must be gone (erasure tests).
 //! - [`harness`]: the reliability harness (`cargo run -p kledger-testkit --bin harness`).
 
 pub mod badinput;
@@ -26,6 +27,7 @@ pub mod ledger;
 pub mod legacy;
 pub mod model;
 pub mod registry;
+pub mod residue;
 
 pub use generate::{GenConfig, Generator};
 pub use ledger::Ledger;

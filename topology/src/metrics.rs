@@ -37,6 +37,11 @@ pub const ROCKSDB_LIVE_DATA_BYTES: &str = "kledger_rocksdb_live_data_bytes";
 pub const ROCKSDB_PENDING_COMPACTION_BYTES: &str = "kledger_rocksdb_pending_compaction_bytes";
 /// Partitions assigned to this instance, by `state` (restoring, ready).
 pub const PARTITIONS: &str = "kledger_partitions";
+/// Counter: purges' erasures of overwritten values in a local store (a flush and a compaction
+/// of the purged accounts' ranges), by `store` (`state`, `views`).
+pub const STORE_ERASURES_TOTAL: &str = "kledger_store_erasures_total";
+/// Gauge: seconds those erasures took in all since the process started, by `store`.
+pub const STORE_ERASURE_SECONDS: &str = "kledger_store_erasure_seconds";
 /// 1 while the processor is degraded (a partition keeps failing; it retries with backoff),
 /// else 0.
 pub const PROCESSOR_DEGRADED: &str = "kledger_processor_degraded";
@@ -94,6 +99,8 @@ pub const ALL: &[&str] = &[
     ROCKSDB_LIVE_DATA_BYTES,
     ROCKSDB_PENDING_COMPACTION_BYTES,
     PARTITIONS,
+    STORE_ERASURES_TOTAL,
+    STORE_ERASURE_SECONDS,
     PROCESSOR_DEGRADED,
     RECORDS_REFUSED_TOTAL,
     GROUP_UNOWNED_PARTITIONS,
@@ -116,6 +123,13 @@ static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
 /// Installs the Prometheus recorder once per process and returns its handle (threads that
 /// call it at once all get the one handle).
+/// Publishes a store's erasure totals ([`STORE_ERASURES_TOTAL`]) under `store`.
+pub fn erasures(store: &'static str, e: &kledger_state::Erasures) {
+    let (runs, secs) = e.totals();
+    metrics::counter!(STORE_ERASURES_TOTAL, "store" => store).absolute(runs);
+    metrics::gauge!(STORE_ERASURE_SECONDS, "store" => store).set(secs);
+}
+
 pub fn install() -> anyhow::Result<PrometheusHandle> {
     static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());

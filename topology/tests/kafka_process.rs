@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::*;
+use kledger_testkit::residue::files_containing;
 use kledger_topology::config::Config;
 use kledger_topology::kafka::embedded::free_port;
 
@@ -518,23 +519,4 @@ fn expired_intents_are_deleted_and_replay_verifies_the_retained_window() {
             "partition {p}: {report:?}"
         );
     }
-}
-
-/// The files under `root` whose bytes contain `needle`.
-fn files_containing(root: &Path, needle: &[u8]) -> Vec<std::path::PathBuf> {
-    let mut hits = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        for e in std::fs::read_dir(&d).unwrap().flatten() {
-            let path = e.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if std::fs::read(&path)
-                .is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
-            {
-                hits.push(path);
-            }
-        }
-    }
-    hits
 }

@@ -297,6 +297,7 @@ impl Processor {
                     metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
                         .set(s.pending_compaction_bytes as f64);
                 }
+                crate::metrics::erasures("state", self.store.erasures());
             }
         };
         self.status.set_stopped();

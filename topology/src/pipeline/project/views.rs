@@ -145,5 +145,6 @@ pub fn fold(
     metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
         .increment(vb.skipped);
     store.write(vb)?;
+    crate::metrics::erasures("views", store.erasures());
     Ok(())
 }
