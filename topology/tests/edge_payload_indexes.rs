@@ -6,7 +6,7 @@
 //! build-only (change 6: the in-memory indexes are left alone until it is opened again) answers
 //! filters right once reopened, and does not affect another collection written beside it; and
 //! the checks of the engine's patched internals that need private access (the flag buffer, the
-//! payload JSON writer).
+//! payload JSON writer); and a purge's points erased from the collection's files.
 
 use kledger_processors::embed::HashEmbedder;
 use kledger_topology::vector::edge::{EdgeIndex, EdgeOptions};
@@ -353,4 +353,69 @@ fn the_patched_engine_internals_pass_their_checks() {
     // lock).
     let _switch = switch();
     qdrant_edge::kledger_patch_self_checks();
+}
+
+/// A purge's points leave the engine's files: `erase_deleted` rewrites every segment that
+/// holds a deleted point, so no byte of a deleted point's payload (a marker tag here, in an
+/// earlier version of the point too) is left under the collection, in sealed and appendable
+/// segments alike, while the other points stay, counted and readable, across a reopen.
+#[test]
+fn erased_points_leave_no_byte_in_the_collection_files() {
+    use kledger_testkit::residue::{files_containing, scan};
+    let _switch = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = |i: usize, v: usize| format!("ERASE-MARK-{i:04}-v{v}-zq");
+    let marked = |i: usize, v: usize| {
+        let mut p = point(i, &fields(i, 0));
+        p.payload.insert("tags".into(), json!([marker(i, v)]));
+        p
+    };
+    let index = open_sealing(dir.path(), false);
+    index
+        .write_batch((0..400).map(|i| marked(i, 0)).collect(), &[])
+        .unwrap();
+    // Every fifth point rewritten in place: its first payload is an earlier version.
+    index
+        .write_batch((0..400).step_by(5).map(|i| marked(i, 1)).collect(), &[])
+        .unwrap();
+    let gone: Vec<usize> = (0..400).filter(|i| i % 3 == 0).collect();
+    let needles: Vec<String> = gone
+        .iter()
+        .flat_map(|&i| [marker(i, 0), marker(i, 1)])
+        .collect();
+    let needles: Vec<&[u8]> = needles.iter().map(|n| n.as_bytes()).collect();
+    // Written: the current version of every point to delete is in the files (an earlier one
+    // may already be gone with a segment the seal replaced).
+    let before = scan(dir.path(), &needles);
+    let missing: Vec<usize> = gone
+        .iter()
+        .enumerate()
+        .filter(|(n, i)| !before.contains_key(&(2 * n + usize::from(*i % 5 == 0))))
+        .map(|(_, i)| *i)
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not on disk once written: points {missing:?}"
+    );
+    let ids: Vec<Uuid> = gone.iter().map(|&i| id(i)).collect();
+    index.write_batch(Vec::new(), &ids).unwrap();
+    index.erase_deleted().unwrap();
+    let left = scan(dir.path(), &needles);
+    assert!(
+        left.is_empty(),
+        "deleted points' payloads still in the files: {left:?}"
+    );
+    let check = |index: &EdgeIndex, when: &str| {
+        let scanned = index.scan().unwrap();
+        assert_eq!(scanned.len(), 400 - gone.len(), "{when}");
+        for (uuid, payload) in &scanned {
+            let i = (0..400).position(|i| id(i) == *uuid).unwrap();
+            let v = usize::from(i % 5 == 0);
+            assert_eq!(payload["tags"], json!([marker(i, v)]), "{when}: point {i}");
+        }
+    };
+    check(&index, "erased");
+    drop(index);
+    check(&open_sealing(dir.path(), false), "reopened");
+    assert!(!files_containing(dir.path(), marker(1, 0).as_bytes()).is_empty());
 }

@@ -148,6 +148,9 @@ enum Job {
     /// Flush, then answer with the first error since the last answer (writes after an error
     /// are dropped until it is answered).
     Sync(SyncSender<Result<(), VectorError>>),
+    /// Rewrite every segment that holds a deleted point ([`VectorIndex::erase_deleted`]),
+    /// then flush and answer as `Sync` does.
+    Erase(SyncSender<Result<(), VectorError>>),
 }
 
 /// A collection in an in-process Qdrant engine.
@@ -415,6 +418,25 @@ impl Shard {
         Ok(())
     }
 
+    /// Rewrites every segment that holds a deleted point, so deleted points' payloads and
+    /// vectors (and earlier versions of rewritten points in those segments) leave the shard's
+    /// files: the engine's vacuum optimizer, run once with a threshold of any deleted point,
+    /// then the shard's own settings again (they are also set again at every load).
+    fn vacuum(&self) -> Result<(), VectorError> {
+        let guard = self.write_lock()?;
+        let engine = engine(&guard, &self.dir)?;
+        let own = engine.config().optimizers.clone();
+        let any_deleted = EdgeOptimizersConfig {
+            deleted_threshold: Some(0.0),
+            vacuum_min_vector_number: Some(1),
+            ..own.clone()
+        };
+        engine.set_optimizers_config(any_deleted).map_err(err)?;
+        let vacuumed = engine.optimize().map_err(err);
+        engine.set_optimizers_config(own).map_err(err)?;
+        vacuumed.map(|_| ())
+    }
+
     /// Counts `points` written; when `seal_points` were written since the optimizers last ran,
     /// runs them.
     fn written(
@@ -475,6 +497,13 @@ fn write_jobs(shard: &Shard, jobs: Receiver<Job>, seal_points: usize) {
                 let result = match failed.take() {
                     Some(e) => Err(e),
                     None => shard.flush(),
+                };
+                let _ = done.send(result);
+            }
+            Job::Erase(done) => {
+                let result = match failed.take() {
+                    Some(e) => Err(e),
+                    None => shard.vacuum().and_then(|()| shard.flush()),
                 };
                 let _ = done.send(result);
             }
@@ -654,10 +683,19 @@ impl EdgeIndex {
 
     /// Asks every shard's writer to flush, then waits for all of them (they flush at once).
     fn sync_shards(&self) -> Result<(), VectorError> {
+        self.ask_shards(Job::Sync)
+    }
+
+    /// Sends every shard's writer the job `job` makes with an answer channel, then waits for
+    /// every answer (the shards work at once); the first error.
+    fn ask_shards(
+        &self,
+        job: fn(SyncSender<Result<(), VectorError>>) -> Job,
+    ) -> Result<(), VectorError> {
         let mut answers = Vec::with_capacity(self.shards.len());
         for i in 0..self.shards.len() {
             let (tx, rx) = sync_channel(1);
-            self.send(i, Job::Sync(tx))?;
+            self.send(i, job(tx))?;
             answers.push((i, rx));
         }
         let mut result = Ok(());
@@ -744,6 +782,10 @@ impl VectorIndex for EdgeIndex {
 
     fn sync(&self) -> Result<(), VectorError> {
         self.sync_shards()
+    }
+
+    fn erase_deleted(&self) -> Result<(), VectorError> {
+        self.ask_shards(Job::Erase)
     }
 
     /// Every shard's best `limit`, merged: by score, then by id.

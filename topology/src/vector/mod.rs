@@ -116,6 +116,13 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     fn sync(&self) -> Result<(), VectorError> {
         Ok(())
     }
+    /// Makes every earlier write durable, and leaves no byte of a deleted point (payload,
+    /// vectors) in the index's own files (a purge's points). The embedded engine rewrites the
+    /// segments that hold deleted points; a Qdrant server vacuums on its own schedule
+    /// (`optimizers_config.deleted_threshold`), so there this only syncs.
+    fn erase_deleted(&self) -> Result<(), VectorError> {
+        self.sync()
+    }
     /// The best `limit` points passing `filter`, by score, with their scores.
     fn query(
         &self,

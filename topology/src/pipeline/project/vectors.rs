@@ -22,7 +22,7 @@ use std::thread::JoinHandle;
 use kledger_processors::embed::HashEmbedder;
 use kledger_processors::ids::memory_uuid;
 use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
-use kledger_schemas::Row;
+use kledger_schemas::{Row, Status};
 use kledger_state::{Checkpoint, MarkStore};
 use uuid::Uuid;
 
@@ -50,6 +50,9 @@ pub struct Plan<'a> {
     positions: Checkpoint,
     folded: u64,
     skipped: u64,
+    /// Whether a commit planned tombstones a row (a purge): the index then erases what it
+    /// deleted from its files ([`VectorIndex::erase_deleted`]).
+    purged: bool,
 }
 
 /// Plans `commits` against `marks`: which points to upsert or delete.
@@ -72,6 +75,7 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [OutboxCommit]) -> anyhow::Resul
         }
         plan.applied.insert(c.account_id.clone(), c.commit_seq);
         plan.folded += 1;
+        plan.purged |= c.ops.iter().any(|op| op.row.status == Status::Tombstoned);
         for op in &c.ops {
             let Some(id) = memory_uuid(&op.row.memory_id).and_then(|u| Uuid::parse_str(&u).ok())
             else {
@@ -174,6 +178,7 @@ pub struct Prepared {
     positions: Checkpoint,
     folded: u64,
     skipped: u64,
+    purged: bool,
 }
 
 /// The first half of a rebuild's batch: plans `commits` against `marks` and builds the points.
@@ -198,6 +203,7 @@ pub fn prepare(
         skipped: plan.skipped,
         applied: plan.applied,
         positions: plan.positions,
+        purged: plan.purged,
     })
 }
 
@@ -208,6 +214,8 @@ pub struct Unsynced {
     positions: Checkpoint,
     /// Outbox records planned since the last [`sync`].
     pub records: u64,
+    /// Whether a batch since the last [`sync`] purged (the sync then erases).
+    purged: bool,
 }
 
 /// The second half of a rebuild's batch: the points are written without waiting for
@@ -225,18 +233,23 @@ pub fn write_unsynced(
         pending.positions.set_at_least(partition, next);
     }
     pending.records += p.folded + p.skipped;
+    pending.purged |= p.purged;
     counts.record();
     Ok(())
 }
 
-/// Makes every point written to `index` since the last sync durable, then writes `pending`'s
-/// marks to `marks`.
+/// Makes every point written to `index` since the last sync durable (and erases deleted
+/// points from its files when a batch purged), then writes `pending`'s marks to `marks`.
 pub fn sync(
     index: &dyn VectorIndex,
     marks: &MarkStore,
     pending: &mut Unsynced,
 ) -> anyhow::Result<()> {
-    index.sync()?;
+    if pending.purged {
+        index.erase_deleted()?;
+    } else {
+        index.sync()?;
+    }
     let done = std::mem::take(pending);
     marks.write(&done.applied, &done.positions)?;
     Ok(())
@@ -294,6 +307,9 @@ pub fn apply(
         index.write_unsynced(points, &[])?;
     }
     index.write_batch(Vec::new(), &deletes)?;
+    if plan.purged {
+        index.erase_deleted()?;
+    }
     Ok((upserted, deletes.len() as u64))
 }
 
