@@ -1,7 +1,8 @@
 //! The read API end to end on the in-process broker: intents in over `POST /v1/intents`,
 //! the view sink folds the outbox, and profile, playbook, timeline and export answer —
 //! including after an amendment (old value gone from the profile, present in history) and a
-//! purge (gone everywhere, history erased, point deleted). search_knowledge finds handles
+//! purge (gone everywhere, history erased, point deleted, erased from every local store's
+//! files). search_knowledge finds handles
 //! through the embedded Qdrant engine. Access: another principal of the tenant gets the
 //! uniform `unavailable` and no search hits, another tenant is refused, a bad token is 401.
 
@@ -361,6 +362,10 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         .map(|l| serde_json::from_str::<Row>(l).unwrap())
         .find(|r| r.memory_id == porto_id && r.status == Status::Active)
         .unwrap();
+    assert!(
+        !kledger_testkit::residue::files_containing(dir.path(), b"Lives in Porto").is_empty(),
+        "the text is on disk before the purge"
+    );
     let mut i = intent(ACCT, "a5", u, 4, vec![purge(&porto_row, "user asked")]);
     i.planned_against.targets.push(target_ref(&porto_row));
     post(port, &i);
@@ -382,6 +387,30 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         assert!(Instant::now() < deadline, "no point deleted: {deleted:?}");
         std::thread::sleep(Duration::from_millis(100));
     }
+    // Each local store ran its erasure for the purge, and no file under the data directories
+    // (state, view store, marks, vector engine) holds the purged text.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let (_, metrics) = http(port, "GET", "/metrics", ALICE, "");
+        let erased = |store: &str| {
+            metrics
+                .lines()
+                .find(|l| {
+                    l.starts_with(&format!(
+                        "kledger_store_erasures_total{{store=\"{store}\"}}"
+                    ))
+                })
+                .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+                .is_some_and(|n| n >= 1.0)
+        };
+        if ["state", "views", "vectors"].iter().all(|s| erased(s)) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "erasures not run:\n{metrics}");
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let left = kledger_testkit::residue::files_containing(dir.path(), b"Lives in Porto");
+    assert!(left.is_empty(), "the purged text is still in {left:?}");
     let (status, export) = http(port, "GET", "/v1/export", ALICE, "");
     assert_eq!(status, 200);
     assert!(

@@ -246,7 +246,7 @@ pub fn sync(
     pending: &mut Unsynced,
 ) -> anyhow::Result<()> {
     if pending.purged {
-        index.erase_deleted()?;
+        erase_deleted(index)?;
     } else {
         index.sync()?;
     }
@@ -308,9 +308,20 @@ pub fn apply(
     }
     index.write_batch(Vec::new(), &deletes)?;
     if plan.purged {
-        index.erase_deleted()?;
+        erase_deleted(index)?;
     }
     Ok((upserted, deletes.len() as u64))
+}
+
+/// [`VectorIndex::erase_deleted`], counted and timed like the stores' erasures
+/// ([`m::STORE_ERASURES_TOTAL`], store `vectors`).
+fn erase_deleted(index: &dyn VectorIndex) -> anyhow::Result<()> {
+    let started = std::time::Instant::now();
+    index.erase_deleted()?;
+    metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
+    metrics::gauge!(m::STORE_ERASURE_SECONDS, "store" => "vectors")
+        .increment(started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// A plan's rows to upsert (id, row, update time) and ids to delete.
