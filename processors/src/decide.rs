@@ -561,8 +561,9 @@ fn build_commit(
     Ok(ops)
 }
 
-/// Erases a row's content, keeping a tombstone with lineage ids only.
-pub fn tombstone(mut row: Row) -> Row {
+/// Erases a row's content, keeping a tombstone with lineage ids only; under `rules` v3 also
+/// its close reason, sensitivity labels and evidence checksums.
+pub fn tombstone(mut row: Row, rules: Rules) -> Row {
     row.status = Status::Tombstoned;
     row.content = String::new();
     row.body = None;
@@ -578,9 +579,14 @@ pub fn tombstone(mut row: Row) -> Row {
             source_version: e.source_version,
             locator: Locator::default(),
             quote: None,
-            checksum: e.checksum,
+            // Rules v3: a checksum digests the text (an episodic message's is its SHA-256).
+            checksum: if rules >= Rules::V3 { None } else { e.checksum },
         })
         .collect();
+    if rules >= Rules::V3 {
+        row.closed_reason = None;
+        row.sensitivity.labels.clear();
+    }
     row.content_hash = ids::content_hash(
         row.kind.as_str(),
         "",
@@ -703,7 +709,7 @@ fn purge(
         if row.status == Status::Tombstoned || !seen.insert(id) {
             continue;
         }
-        let mut row = tombstone(row.clone());
+        let mut row = tombstone(row.clone(), limits.rules);
         stamp.touch(&mut row);
         ops.push(CommitOp {
             change: Change::Tombstoned,

@@ -12,10 +12,12 @@ use crate::slots;
 
 type Check = Result<(), Reason>;
 
-/// Which version of rule 1 a decision applies: part of the decision, like the record budget
-/// (replay verify must run with the processor's). Ledgers whose history was decided under v1
-/// keep v1 (`limits.rules = "v1"`); new ledgers take v2, the default.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+/// Which version of the rules a decision applies (rule 1, validation, since v2; rule 7, the
+/// purge's tombstone, since v3): part of the decision, like the record budget (replay verify
+/// must run with the processor's). A ledger keeps the version its history was decided under
+/// (`limits.rules = "v1"` or `"v2"`); new ledgers take v3, the default. Each version keeps
+/// every change of the ones before it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
     /// Wave 1's rule 1: only `content` and `action_id` refuse control characters.
     V1,
@@ -24,8 +26,12 @@ pub enum Rules {
     /// ([`hides_text`]; `hidden_chars`); `content` refuses U+2028/U+2029 as the line breaks
     /// they are (`content_multiline`); ACL entries are identifiers (`bad_identifier`); an
     /// empty body answers `body_empty`.
-    #[default]
     V2,
+    /// v2, plus: a purge's tombstone also empties the close reason, the sensitivity labels
+    /// and the evidence checksums (an episodic message's is the SHA-256 of its text), so a
+    /// tombstone holds nothing that confirms a guess of what was purged through them.
+    #[default]
+    V3,
 }
 
 /// Whether `c` hides or reorders text when it is shown (refused by rules v2): bidi marks,
@@ -263,7 +269,7 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64, rules: Rules)
     }
     match (op.kind, &op.body) {
         (Kind::Document, None) => return fail(Code::BodyMissing, "a document needs a body"),
-        (Kind::Document, Some(b)) if b.is_empty() && rules == Rules::V2 => {
+        (Kind::Document, Some(b)) if b.is_empty() && rules >= Rules::V2 => {
             return fail(Code::BodyEmpty, "body is empty");
         }
         (Kind::Document, Some(b)) if !bounded(b, 1, BODY_CHARS_MAX) => {
@@ -516,7 +522,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     }
     match rules {
         Rules::V1 => Ok(()),
-        Rules::V2 => texts(intent),
+        Rules::V2 | Rules::V3 => texts(intent),
     }
 }
 

@@ -432,6 +432,13 @@ fn purge(
         for e in &mut row.evidence {
             e.locator = Default::default();
             e.quote = None;
+            if limits.rules >= kledger_processors::Rules::V3 {
+                e.checksum = None;
+            }
+        }
+        if limits.rules >= kledger_processors::Rules::V3 {
+            row.closed_reason = None;
+            row.sensitivity.labels.clear();
         }
         row.content_hash = ids::content_hash(
             row.kind.as_str(),

@@ -2,9 +2,11 @@
 //! purges is written, no byte of the state store's or the view store's directory (SST files,
 //! write-ahead logs, everything) holds a purged marker or its SHA-256, while the rows of other
 //! accounts and the account's unpurged rows stay, readable. Markers sit in every field a
-//! tombstone empties (content, body, condition, tags, evidence quotes and locators), in rows
-//! purged by row, by subject entity and by whole account. Real RocksDB, with its write-ahead
-//! log on; each marker is first checked to be in the files, so the check can fail.
+//! tombstone empties (content, body, condition, tags, evidence quotes and locators; under rules
+//! v3, the default, also sensitivity labels and evidence checksums, whose SHA-256 hex the scan
+//! looks for), in rows purged by row, by subject entity and by whole account. Real RocksDB,
+//! with its write-ahead log on; each marker is first checked to be in the files, so the check
+//! can fail.
 
 use kledger_processors::{Limits, RecordMeta};
 use kledger_schemas::*;
@@ -25,16 +27,24 @@ fn needles(marker: &str) -> Vec<Vec<u8>> {
     vec![marker.as_bytes().to_vec(), d.to_vec(), hex.into_bytes()]
 }
 
-/// A fact whose content, tags, evidence quote and locator heading carry `m` (the evidence's
-/// ids are lineage, which a tombstone keeps: they carry none).
+/// A fact whose content, tags, sensitivity labels, evidence quote, locator heading and
+/// evidence checksum (an episodic message's: `sha256:` and the hex of its text) carry `m`
+/// (the evidence's ids are lineage, which a tombstone keeps: they carry none).
 fn marked_fact(m: &str) -> AssertOp {
     let mut e = evidence("msg_1", Some(&format!("quoted {m}-quote")));
     e.locator.heading = Some(format!("{m}-heading"));
-    AssertOp {
+    let hex: String = Sha256::digest(m.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    e.checksum = Some(format!("sha256:{hex}"));
+    let mut op = AssertOp {
         tags: vec![format!("{m}-tag")],
         evidence: vec![e],
         ..fact(&format!("{m} the fact"))
-    }
+    };
+    op.sensitivity.labels = vec![format!("{m}-label")];
+    op
 }
 
 struct Stores {
@@ -147,6 +157,7 @@ fn purged_text_leaves_the_state_and_view_store_files() {
         "PURGED-ROW-tag",
         "PURGED-ROW-quote",
         "PURGED-ROW-heading",
+        "PURGED-ROW-label",
         "PURGED-ENTITY about the entity",
         "PURGED-ENTITY-tag",
         "PURGED-DOC playbook",

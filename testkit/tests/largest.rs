@@ -14,7 +14,7 @@ use kledger_testkit::ledger::Ledger;
 /// A budget every largest intent fits.
 const BIG: Limits = Limits {
     record_bytes_max: 64 << 20,
-    rules: kledger_processors::Rules::V2,
+    rules: kledger_processors::Rules::V3,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -248,6 +248,15 @@ fn the_largest_tombstone_fits_the_smallest_budget() {
     largest_tombstone_fits(Limits::default());
 }
 
+/// Rules v2's tombstones keep the close reason and labels: the largest fits too.
+#[test]
+fn the_largest_v2_tombstone_fits_the_smallest_budget() {
+    largest_tombstone_fits(Limits {
+        rules: kledger_processors::Rules::V2,
+        ..Limits::default()
+    });
+}
+
 /// Rules v1 allows wider ACL entries, so its tombstones are larger: they fit too, and a purge
 /// of a ledger started under v1 still always splits.
 #[test]
@@ -264,7 +273,13 @@ fn largest_tombstone_fits(limits: Limits) {
     let commit = d.commit().expect("a commit");
     let row = &commit.ops[0].row;
     assert_eq!(row.status, Status::Tombstoned);
-    assert!(row.closed_reason.is_some(), "a closed row keeps its reason");
+    // Under v3 a tombstone drops the reason; before, a closed row kept it.
+    assert_eq!(
+        row.closed_reason.is_some(),
+        limits.rules < kledger_processors::Rules::V3,
+        "{:?}",
+        limits.rules
+    );
     let overhead = commit_overhead_bytes(&intent.account_id, &intent.action_id);
     let tombstone = op_bytes(row);
     eprintln!(

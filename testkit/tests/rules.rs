@@ -885,6 +885,63 @@ fn rule7_purge_row_erases_content_keeps_lineage() {
     );
 }
 
+/// Rules v3 (the default): the tombstone of a closed row also empties its close reason, its
+/// sensitivity labels and its evidence checksums; a ledger kept at v2 decides its purges as v2
+/// did (all three kept), so its history replays exactly.
+#[test]
+fn rule7_v3_tombstone_keeps_no_close_reason_labels_or_checksums() {
+    let tombstone_of = |limits: Limits| {
+        let mut l = Ledger::with_limits(4, limits);
+        let mut op = fact("Has a rare condition");
+        op.sensitivity.labels = vec!["health-rare-condition".into()];
+        let mut e = evidence("m1", Some("secret words"));
+        e.checksum = Some("sha256:1111".into());
+        op.evidence = vec![e];
+        let a = commit_one(&mut l, "a1", WriteReason::DirectUserStatement, op);
+        let mut c = intent(
+            ACCT,
+            "a2",
+            WriteReason::DirectUserStatement,
+            1,
+            vec![close(&a, "moved away from the clinic")],
+        );
+        plan(&mut c, &a);
+        expect(&l.apply(&rec(c, T0 + 1)), Outcome::Committed, None);
+        let p = intent(
+            ACCT,
+            "a3",
+            WriteReason::DirectUserStatement,
+            2,
+            vec![Op::Purge(PurgeOp {
+                target: Some(a.memory_id.clone()),
+                reason: "user request".into(),
+                ..PurgeOp::default()
+            })],
+        );
+        let c = l.apply(&rec(p, T0 + 2)).into_commit().unwrap();
+        c.ops[0].row.clone()
+    };
+    let v3 = tombstone_of(Limits::default());
+    assert_eq!(v3.status, Status::Tombstoned);
+    assert_eq!(v3.closed_reason, None);
+    assert!(v3.sensitivity.labels.is_empty());
+    assert_eq!(v3.evidence[0].checksum, None);
+    assert_eq!(v3.evidence[0].source_id, "conv_m1", "lineage is kept");
+    let v2 = tombstone_of(Limits {
+        rules: kledger_processors::Rules::V2,
+        ..Limits::default()
+    });
+    assert_eq!(
+        v2.closed_reason.as_deref(),
+        Some("moved away from the clinic")
+    );
+    assert_eq!(
+        v2.sensitivity.labels,
+        vec!["health-rare-condition".to_owned()]
+    );
+    assert_eq!(v2.evidence[0].checksum.as_deref(), Some("sha256:1111"));
+}
+
 #[test]
 fn rule7_purge_entity() {
     let mut l = Ledger::new(4);

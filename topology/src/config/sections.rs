@@ -17,22 +17,26 @@ pub struct LimitsConfig {
     /// set to it plus 64 KiB for keys, headers and framing. Part of the decision: replay
     /// verify must run with the processor's value.
     pub record_bytes_max: usize,
-    /// The version of rule 1 (validation): `v2`, the default, refuses control and
-    /// text-hiding characters in every text field and checks ACL entries as identifiers;
-    /// `v1` is the rule of ledgers started before it (docs/configuration.md). Part of the
-    /// decision: replay verify must run with the processor's value.
+    /// The version of the rules: `v3`, the default, is `v2` plus a purge's tombstone that also
+    /// empties the close reason, sensitivity labels and evidence checksums; `v2` refuses
+    /// control and text-hiding characters in every text field and checks ACL entries as
+    /// identifiers; `v1` is wave 1's. A ledger keeps the version its history was decided
+    /// under (docs/configuration.md). Part of the decision: replay verify must run with the
+    /// processor's value.
     pub rules: RulesVersion,
 }
 
-/// The version of rule 1 (`limits.rules`).
+/// The version of the rules (`limits.rules`).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum RulesVersion {
     /// Wave 1's validation.
     V1,
     /// Every text field checked for hidden characters; ACL entries as identifiers.
-    #[default]
     V2,
+    /// v2, and a purge's tombstone keeps no close reason, labels or evidence checksums.
+    #[default]
+    V3,
 }
 
 impl Default for LimitsConfig {
@@ -52,6 +56,7 @@ impl LimitsConfig {
             rules: match self.rules {
                 RulesVersion::V1 => kledger_processors::Rules::V1,
                 RulesVersion::V2 => kledger_processors::Rules::V2,
+                RulesVersion::V3 => kledger_processors::Rules::V3,
             },
         }
     }
