@@ -154,6 +154,18 @@ pub fn erase_overwritten<'p>(
     prefixes: impl IntoIterator<Item = &'p [u8]>,
     done: &Erasures,
 ) -> Result<(), StateError> {
+    let mut pending = done
+        .pending
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    pending.extend(prefixes.into_iter().map(<[u8]>::to_vec));
+    let mut last = done
+        .last
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if pending.is_empty() || last.is_some_and(|t| t.elapsed() < ERASE_INTERVAL) {
+        return Ok(());
+    }
     let started = std::time::Instant::now();
     let handles: Vec<&rocksdb::ColumnFamily> = cfs
         .iter()
@@ -165,23 +177,33 @@ pub fn erase_overwritten<'p>(
     db.flush_cfs_opt(&handles, &FlushOptions::default())?;
     let mut opts = CompactOptions::default();
     opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
-    for prefix in prefixes {
+    for prefix in pending.iter() {
         let end = prefix_end(prefix);
         for h in &handles {
             db.compact_range_cf_opt(*h, Some(prefix), end.as_deref(), &opts);
         }
     }
+    pending.clear();
+    *last = Some(std::time::Instant::now());
     done.count.fetch_add(1, Ordering::Relaxed);
     done.nanos
         .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(())
 }
 
-/// How many [`erase_overwritten`] runs a store made, and their time (for metrics).
+/// At most one erasure per store per this interval: a purge-heavy stream would otherwise
+/// flush and compact at every batch (the pipeline bench fell to 1% of its rate). Purges in
+/// between wait for the next run, which the next write or [`RocksStore::erase_due`] makes.
+pub const ERASE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// A store's erasures: the prefixes waiting for the next run, when the last ran, and how many
+/// runs there were and their time (for metrics).
 #[derive(Debug, Default)]
 pub struct Erasures {
     count: AtomicU64,
     nanos: AtomicU64,
+    pending: std::sync::Mutex<std::collections::BTreeSet<Vec<u8>>>,
+    last: std::sync::Mutex<Option<std::time::Instant>>,
 }
 
 impl Erasures {
@@ -236,6 +258,13 @@ impl RocksStore {
     /// The purges' erasures of overwritten values this store ran ([`erase_overwritten`]).
     pub fn erasures(&self) -> &Erasures {
         &self.erasures
+    }
+
+    /// Runs the erasure of purges that are waiting for it, if [`ERASE_INTERVAL`] has passed
+    /// since the last run (the processor calls it every few seconds).
+    pub fn erase_due(&self) -> Result<(), StateError> {
+        let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
+        erase_overwritten(&self.db, &names, std::iter::empty(), &self.erasures)
     }
 
     fn cf(&self, cf: Cf) -> Result<&rocksdb::ColumnFamily, StateError> {
@@ -321,10 +350,8 @@ impl StateStore for RocksStore {
             }
         }
         self.write_batch(batch)?;
-        if writes.erased().next().is_some() {
-            let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-            erase_overwritten(&self.db, &names, writes.erased(), &self.erasures)?;
-        }
+        let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
+        erase_overwritten(&self.db, &names, writes.erased(), &self.erasures)?;
         Ok(())
     }
 

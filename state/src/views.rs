@@ -365,14 +365,12 @@ impl ViewStore {
                 .put_cf(meta, partition_key(p), encode_next(next));
         }
         self.db.write(batch.batch)?;
-        if !batch.erase.is_empty() {
-            crate::rocks::erase_overwritten(
-                &self.db,
-                &CFS,
-                batch.erase.iter().map(Vec::as_slice),
-                &self.erasures,
-            )?;
-        }
+        crate::rocks::erase_overwritten(
+            &self.db,
+            &CFS,
+            batch.erase.iter().map(Vec::as_slice),
+            &self.erasures,
+        )?;
         Ok(())
     }
 

@@ -297,6 +297,9 @@ impl Processor {
                     metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
                         .set(s.pending_compaction_bytes as f64);
                 }
+                if let Err(e) = self.store.erase_due() {
+                    tracing::warn!(error = %e, "erasing purged rows' older versions failed; retried");
+                }
                 crate::metrics::erasures("state", self.store.erasures());
             }
         };

@@ -316,6 +316,16 @@ pub fn apply(
 /// [`VectorIndex::erase_deleted`], counted and timed like the stores' erasures
 /// ([`m::STORE_ERASURES_TOTAL`], store `vectors`).
 fn erase_deleted(index: &dyn VectorIndex) -> anyhow::Result<()> {
+    // At most once per interval, as the stores' erasures (kledger_state::rocks::ERASE_INTERVAL):
+    // a purge that waits is erased with the next batch that purges after it.
+    static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    let mut last = LAST
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if last.is_some_and(|t| t.elapsed() < kledger_state::rocks::ERASE_INTERVAL) {
+        return Ok(());
+    }
+    *last = Some(std::time::Instant::now());
     let started = std::time::Instant::now();
     index.erase_deleted()?;
     metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
