@@ -5,7 +5,7 @@ use kledger_processors::ids::GENESIS_HASH;
 use kledger_processors::{Code, Limits, ids};
 use kledger_schemas::*;
 use kledger_testkit::build::{
-    amend, close, document, evidence, fact, intent, plan, slotted, third_party, trigger,
+    amend, close, document, evidence, fact, intent, plan, purge, slotted, third_party, trigger,
 };
 use kledger_testkit::invalid;
 use kledger_testkit::ledger::Ledger;
@@ -912,11 +912,7 @@ fn rule7_v3_tombstone_keeps_no_close_reason_labels_or_checksums() {
             "a3",
             WriteReason::DirectUserStatement,
             2,
-            vec![Op::Purge(PurgeOp {
-                target: Some(a.memory_id.clone()),
-                reason: "user request".into(),
-                ..PurgeOp::default()
-            })],
+            vec![purge(&a, "user request")],
         );
         let c = l.apply(&rec(p, T0 + 2)).into_commit().unwrap();
         c.ops[0].row.clone()
