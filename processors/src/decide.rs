@@ -16,7 +16,8 @@ use kledger_schemas::{
 use crate::account::AccountState;
 use crate::authority;
 use crate::codes::{Code, Reason};
-use crate::ids;
+use crate::ids::{self, Keying, LedgerSecret};
+use crate::seal;
 use crate::slots;
 use crate::validate::{self, Rules, asserted, occupied_slot, planned_targets};
 
@@ -39,8 +40,10 @@ pub struct Limits {
     /// writes. A commit over it is `rejected` (`commit_too_large`); a purge is split into
     /// commits that each fit.
     pub record_bytes_max: usize,
-    /// The version of rule 1.
+    /// The version of the rules.
     pub rules: Rules,
+    /// The ledger's secret (rules v4 key ids and hashes with it).
+    pub secret: LedgerSecret,
 }
 
 impl Default for Limits {
@@ -48,6 +51,27 @@ impl Default for Limits {
         Self {
             record_bytes_max: RECORD_BYTES_DEFAULT,
             rules: Rules::default(),
+            secret: LedgerSecret::default(),
+        }
+    }
+}
+
+impl Limits {
+    /// Whether rows are sealed and ids keyed (rules v4 and later).
+    pub fn keyed(&self) -> bool {
+        self.rules >= Rules::V4
+    }
+
+    /// The secret ids and hashes are keyed with, under rules v4 and later.
+    pub fn secret(&self) -> Option<&LedgerSecret> {
+        self.keyed().then_some(&self.secret)
+    }
+
+    /// How content hashes of `account_id` are made.
+    pub fn keying<'a>(&'a self, account_id: &'a str) -> Keying<'a> {
+        match self.secret() {
+            Some(secret) => Keying::Keyed { secret, account_id },
+            None => Keying::Plain,
         }
     }
 }
@@ -60,9 +84,13 @@ pub struct Decision {
     /// The commits (outcome `committed` only), in seq order: one, or several for a purge too
     /// large for one record (all but the last say `continues`).
     pub commits: Vec<Commit>,
-    /// Each commit as a single-object encoded record (the outbox payload), encoded once while
-    /// sealing it; `records[i]` is `commits[i]`.
+    /// Each commit as a single-object encoded record (the outbox payload); `records[i]` is
+    /// `commits[i]`. Empty for keyed commits (rules v4) until the runner has encrypted their
+    /// rows under their data keys ([`crate::seal`]) and encoded them ([`ids::record`]).
     pub records: Vec<Vec<u8>>,
+    /// The data keys made for this decision's new rows (memory id, key), filled by the runner
+    /// that encrypts a keyed decision: it writes them to the keys topic before the commits.
+    pub new_keys: Vec<(String, seal::DataKey)>,
 }
 
 impl Decision {
@@ -86,6 +114,7 @@ impl Decision {
             receipt,
             commits: Vec::new(),
             records: Vec::new(),
+            new_keys: Vec::new(),
         }
     }
 }
@@ -170,7 +199,7 @@ pub fn decide_owned(
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
     }
     // Rule 2: idempotency.
-    let digest = ids::intent_digest(intent);
+    let digest = ids::intent_digest_with(limits.secret(), intent);
     if let Some(entry) = &state.action {
         if entry.digest == digest && entry.continues {
             // A purge split into several commits was cut off after some of them (a crash):
@@ -319,6 +348,7 @@ pub fn decide_owned(
     };
     let creator = Creator {
         ids,
+        secret: limits.secret(),
         write_reason,
         authority,
         meta,
@@ -399,6 +429,8 @@ impl Stamp {
 /// Makes the new rows of a commit.
 struct Creator<'a> {
     ids: Ids<'a>,
+    /// The ledger's secret under rules v4.
+    secret: Option<&'a LedgerSecret>,
     write_reason: WriteReason,
     authority: i32,
     meta: &'a RecordMeta,
@@ -424,7 +456,8 @@ impl Creator<'_> {
         let ids = self.ids;
         let slot = a.slot.as_deref().and_then(slots::canonical);
         let valid_from = a.valid_from.unwrap_or(self.meta.timestamp);
-        let memory_id = ids::memory_id(
+        let memory_id = ids::memory_id_with(
+            self.secret,
             ids.account_id,
             ids.action_id,
             index,
@@ -433,7 +466,15 @@ impl Creator<'_> {
             valid_from,
             supersedes,
         );
-        let content_hash = ids::content_hash(
+        let keying = match self.secret {
+            Some(secret) => Keying::Keyed {
+                secret,
+                account_id: ids.account_id,
+            },
+            None => Keying::Plain,
+        };
+        let content_hash = ids::content_hash_with(
+            keying,
             a.kind.as_str(),
             &a.content,
             a.body.as_deref(),
@@ -480,6 +521,7 @@ impl Creator<'_> {
             extractor,
             tenant,
             generation: self.stamp.generation,
+            sealed: None,
         }
     }
 }
@@ -561,9 +603,11 @@ fn build_commit(
     Ok(ops)
 }
 
-/// Erases a row's content, keeping a tombstone with lineage ids only; under `rules` v3 also
-/// its close reason, sensitivity labels and evidence checksums.
-pub fn tombstone(mut row: Row, rules: Rules) -> Row {
+/// Erases a row's content, keeping a tombstone with lineage ids only; under rules v3 also
+/// its close reason, sensitivity labels and evidence checksums. Under rules v4 the row's
+/// `sealed` names the data key the purge destroys (the row's own; its ciphertext goes).
+pub fn tombstone(mut row: Row, account_id: &str, limits: &Limits) -> Row {
+    let rules = limits.rules;
     row.status = Status::Tombstoned;
     row.content = String::new();
     row.body = None;
@@ -587,7 +631,8 @@ pub fn tombstone(mut row: Row, rules: Rules) -> Row {
         row.closed_reason = None;
         row.sensitivity.labels.clear();
     }
-    row.content_hash = ids::content_hash(
+    row.content_hash = ids::content_hash_with(
+        limits.keying(account_id),
         row.kind.as_str(),
         "",
         None,
@@ -595,6 +640,9 @@ pub fn tombstone(mut row: Row, rules: Rules) -> Row {
         row.slot.as_deref(),
         &row.subject,
     );
+    if let Some(s) = &mut row.sealed {
+        s.ciphertext = Default::default();
+    }
     row
 }
 
@@ -610,22 +658,28 @@ pub fn commit_overhead_bytes(account_id: &str, action_id: &str) -> usize {
         + 3 * (64 + 2) // prev_hash, head_hash, intent_digest
         + 5 // intent_partition (an int)
         + LONGS * 10
-        + 3 // rebased, continues, the array's end
+        + 4 // rebased, continues, keyed, the array's end
 }
 
 /// Bytes one row change takes in a commit at most, whatever commit it lands in: the row's
-/// encoding (with `commit_seq` 0) plus the widest varint a seq can take, plus the op's change
-/// tag. Only seq-independent sizes decide where a split purge cuts, so a purge continued after
-/// a crash cuts where the uninterrupted one would have.
-pub fn op_bytes(row: &Row) -> usize {
-    let mut row_seq0 = Vec::with_capacity(256);
-    row.encode(&mut row_seq0);
+/// encoding (sealed under `limits`' rules v4: [`seal::wire_bytes`]) less its `commit_seq`,
+/// plus the widest varint a seq can take, plus the op's change tag. Only seq-independent sizes
+/// decide where a split purge cuts, so a purge continued after a crash cuts where the
+/// uninterrupted one would have.
+pub fn op_bytes(row: &Row, limits: &Limits) -> usize {
+    let row_len = if limits.keyed() {
+        seal::wire_bytes(row)
+    } else {
+        let mut b = Vec::with_capacity(256);
+        row.encode(&mut b);
+        b.len()
+    };
     let seq_bytes = {
         let mut b = Vec::with_capacity(10);
         row.commit_seq.encode(&mut b);
         b.len()
     };
-    row_seq0.len() - seq_bytes + 10 + 1
+    row_len - seq_bytes + 10 + 1
 }
 
 /// Where a split purge cuts: the number of row changes in each commit, for changes of
@@ -709,7 +763,7 @@ fn purge(
         if row.status == Status::Tombstoned || !seen.insert(id) {
             continue;
         }
-        let mut row = tombstone(row.clone(), limits.rules);
+        let mut row = tombstone(row.clone(), ids.account_id, limits);
         stamp.touch(&mut row);
         ops.push(CommitOp {
             change: Change::Tombstoned,
@@ -718,7 +772,7 @@ fn purge(
     }
     let cuts = split_sizes(
         commit_overhead_bytes(ids.account_id, ids.action_id),
-        ops.iter().map(|o| op_bytes(&o.row)),
+        ops.iter().map(|o| op_bytes(&o.row, limits)),
         limits,
     );
     let mut ops = ops.into_iter();
@@ -759,7 +813,7 @@ fn seal_parts(
     // encoding), so the answer depends only on the account's history and the intent.
     let overhead = commit_overhead_bytes(h.ids.account_id, h.ids.action_id);
     for ops in &parts {
-        let bytes = overhead + ops.iter().map(|o| op_bytes(&o.row)).sum::<usize>();
+        let bytes = overhead + ops.iter().map(|o| op_bytes(&o.row, limits)).sum::<usize>();
         if bytes > limits.record_bytes_max {
             return Err(Reason::new(
                 Code::CommitTooLarge,
@@ -778,6 +832,17 @@ fn seal_parts(
         let seq = state.head.seq + 1 + i as i64;
         for op in &mut ops {
             op.row.commit_seq = seq;
+            if let Some(secret) = limits.secret() {
+                // The head hash covers the content's MAC; the runner encrypts under the key
+                // the row already has, or a new one (an empty id).
+                let key_id = op.row.sealed.as_ref().map(|s| s.key_id.clone());
+                seal::mark(
+                    secret,
+                    h.ids.account_id,
+                    &mut op.row,
+                    &key_id.unwrap_or_default(),
+                );
+            }
         }
         let mut commit = Commit {
             account_id: h.ids.account_id.to_owned(),
@@ -793,15 +858,21 @@ fn seal_parts(
             rebased: h.rebased,
             ops,
             continues: i < last,
+            keyed: limits.keyed(),
         };
-        let record = ids::seal(&mut commit);
-        debug_assert!(
-            record.len() <= limits.record_bytes_max,
-            "the size bound holds the encoding"
-        );
+        if commit.keyed {
+            // Encrypted and encoded by the runner, with data keys.
+            ids::set_head_hash(&mut commit);
+        } else {
+            let record = ids::seal(&mut commit);
+            debug_assert!(
+                record.len() <= limits.record_bytes_max,
+                "the size bound holds the encoding"
+            );
+            records.push(record);
+        }
         prev_hash = commit.head_hash.clone();
         commits.push(commit);
-        records.push(record);
     }
     let final_commit = commits.last().expect("at least one part");
     let mut r = receipt(
@@ -826,5 +897,6 @@ fn seal_parts(
         receipt: r,
         commits,
         records,
+        new_keys: Vec::new(),
     })
 }

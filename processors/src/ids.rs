@@ -1,8 +1,9 @@
 //! Deterministic identities and hashes: memory ids, content hashes, intent digests and the
 //! hash chain of heads. Every input is length-prefixed so no two field sequences collide.
 
-use kledger_schemas::avro::{AvroCodec, SINGLE_OBJECT_HEADER, single_object_header};
-use kledger_schemas::{AssertOp, Commit, Intent, Subject};
+use hmac::{Hmac, KeyInit, Mac};
+use kledger_schemas::avro::{AvroCodec, single_object_header};
+use kledger_schemas::{AssertOp, Commit, Form, Intent, Subject};
 use sha2::{Digest, Sha256};
 use ulid::{ULID_LEN, Ulid};
 use uuid::Uuid;
@@ -75,6 +76,19 @@ fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     })
 }
 
+/// The ledger's secret (rules v4): the HMAC key of memory ids, content hashes, intent digests
+/// and content MACs, so that none of them confirms a guess of a text without it. One per
+/// ledger, made once and kept on the keys topic; it never leaves kledger's own records.
+/// Debug output leaves it out.
+#[derive(Clone, Copy, Default, PartialEq, Eq)]
+pub struct LedgerSecret(pub [u8; 32]);
+
+impl std::fmt::Debug for LedgerSecret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("LedgerSecret(..)")
+    }
+}
+
 /// The head hash before an account's first commit.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
@@ -135,6 +149,46 @@ impl FieldHasher {
     pub fn finish(self) -> [u8; 32] {
         Sha256::digest(&self.0).into()
     }
+
+    /// The HMAC-SHA256 of the fields under `secret`.
+    pub fn finish_keyed(self, secret: &LedgerSecret) -> [u8; 32] {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret.0)
+            .expect("HMAC takes a key of any length");
+        m.update(&self.0);
+        m.finalize().into_bytes().into()
+    }
+
+    fn finish_with(self, keyed: Option<&LedgerSecret>) -> [u8; 32] {
+        match keyed {
+            Some(s) => self.finish_keyed(s),
+            None => self.finish(),
+        }
+    }
+}
+
+/// How a ledger's ids and hashes are made: plain SHA-256 (rules v1 to v3) or HMAC-SHA256
+/// under the ledger's secret, with the account in every content hash (rules v4).
+#[derive(Debug, Clone, Copy, Default)]
+pub enum Keying<'a> {
+    /// SHA-256, as before rules v4.
+    #[default]
+    Plain,
+    /// HMAC-SHA256 under the secret; content hashes also cover the account.
+    Keyed {
+        /// The ledger's secret.
+        secret: &'a LedgerSecret,
+        /// The account.
+        account_id: &'a str,
+    },
+}
+
+impl Keying<'_> {
+    fn secret(&self) -> Option<&LedgerSecret> {
+        match self {
+            Keying::Plain => None,
+            Keying::Keyed { secret, .. } => Some(secret),
+        }
+    }
 }
 
 fn subject(h: &mut FieldHasher, s: &Subject) {
@@ -151,7 +205,28 @@ pub fn content_hash(
     slot: Option<&str>,
     subj: &Subject,
 ) -> String {
-    let mut h = FieldHasher::new("kledger.content.v1");
+    content_hash_with(Keying::Plain, kind, content, body, condition, slot, subj)
+}
+
+/// [`content_hash`] made as `keying` says: under rules v4, HMAC-SHA256 under the ledger's
+/// secret over the account and the same fields.
+pub fn content_hash_with(
+    keying: Keying<'_>,
+    kind: &str,
+    content: &str,
+    body: Option<&str>,
+    condition: Option<&std::collections::BTreeMap<String, String>>,
+    slot: Option<&str>,
+    subj: &Subject,
+) -> String {
+    let mut h = match keying {
+        Keying::Plain => FieldHasher::new("kledger.content.v1"),
+        Keying::Keyed { account_id, .. } => {
+            let mut h = FieldHasher::new("kledger.content.v2");
+            h.str(account_id);
+            h
+        }
+    };
     h.str(kind).str(content).opt(body);
     match condition {
         None => {
@@ -166,7 +241,7 @@ pub fn content_hash(
     }
     h.opt(slot);
     subject(&mut h, subj);
-    to_hex(&h.finish())
+    to_hex(&h.finish_with(keying.secret()))
 }
 
 /// The 80 random bits of a new row's ULID: SHA-256 over (account, action_id, op index, kind,
@@ -180,7 +255,36 @@ pub fn memory_id(
     valid_from_ms: i64,
     supersedes: &[String],
 ) -> String {
-    let mut h = FieldHasher::new("kledger.memory_id.v1");
+    memory_id_with(
+        None,
+        account_id,
+        action_id,
+        op_index,
+        op,
+        canonical_slot,
+        valid_from_ms,
+        supersedes,
+    )
+}
+
+/// [`memory_id`] with its 80 bits from HMAC-SHA256 under `secret` when one is given (rules
+/// v4): the same inputs give the same id, and without the secret an id confirms nothing.
+#[allow(clippy::too_many_arguments)] // memory_id's inputs, plus the key
+pub fn memory_id_with(
+    secret: Option<&LedgerSecret>,
+    account_id: &str,
+    action_id: &str,
+    op_index: usize,
+    op: &AssertOp,
+    canonical_slot: Option<&str>,
+    valid_from_ms: i64,
+    supersedes: &[String],
+) -> String {
+    let mut h = FieldHasher::new(if secret.is_some() {
+        "kledger.memory_id.v2"
+    } else {
+        "kledger.memory_id.v1"
+    });
     h.str(account_id).str(action_id).u64(op_index as u64);
     h.str(op.kind.as_str()).str(&op.content).opt(canonical_slot);
     subject(&mut h, &op.subject);
@@ -191,7 +295,7 @@ pub fn memory_id(
     for id in set {
         h.str(id);
     }
-    let d = h.finish();
+    let d = h.finish_with(secret);
     let mut random = [0u8; 10];
     random.copy_from_slice(&d[..10]);
     mem_id(ulid_of(valid_from_ms as u64, random))
@@ -247,7 +351,16 @@ pub fn memory_id_of(bits: u128) -> String {
 /// Hex SHA-256 of an intent's payload: account, tenant, source, extractor, write reason and
 /// ops. `planned_against` is not payload: a retry may be planned against a newer head.
 pub fn intent_digest(intent: &Intent) -> String {
-    let mut h = FieldHasher::new("kledger.intent_digest.v1");
+    intent_digest_with(None, intent)
+}
+
+/// [`intent_digest`] as HMAC-SHA256 under `secret` when one is given (rules v4).
+pub fn intent_digest_with(secret: Option<&LedgerSecret>, intent: &Intent) -> String {
+    let mut h = FieldHasher::new(if secret.is_some() {
+        "kledger.intent_digest.v2"
+    } else {
+        "kledger.intent_digest.v1"
+    });
     h.field(|buf| {
         intent.account_id.encode(buf);
         intent.tenant.encode(buf);
@@ -256,32 +369,36 @@ pub fn intent_digest(intent: &Intent) -> String {
         intent.write_reason.encode(buf);
         intent.ops.encode(buf);
     });
-    to_hex(&h.finish())
+    to_hex(&h.finish_with(secret))
 }
 
-/// The head hash of `commit`: SHA-256(prev_hash bytes ‖ canonical bytes of the commit with an
-/// empty `head_hash`). `commit.head_hash` is left as it was.
+/// The head hash of `commit`: SHA-256(prev_hash bytes ‖ the bytes it covers). A keyed
+/// commit (rules v4) covers its [`Form::Hashed`] encoding: content MACs instead of content,
+/// no head hash, no intent position. Any other covers its commit schema v2 encoding with an
+/// empty `head_hash`, and without the trailing `continues` when it is false (so every chain
+/// written before those fields existed verifies unchanged). `commit.head_hash` is left as it
+/// was.
 pub fn head_hash(commit: &mut Commit) -> String {
     let claimed = std::mem::take(&mut commit.head_hash);
     let hash = with_buffer(|buf| {
-        commit.encode(buf);
-        chained(&commit.prev_hash, canonical(commit, buf))
+        hashed_bytes(commit, buf);
+        chained(&commit.prev_hash, buf)
     });
     commit.head_hash = claimed;
     hash
 }
 
-/// The bytes a commit's head hash covers, given its Avro encoding: the encoding, without the
-/// trailing `continues` field when it is false. A commit that does not continue hashes as the
-/// first commit schema (which had no such field) encoded it, so every chain written before the
-/// field existed verifies unchanged.
-fn canonical<'a>(commit: &Commit, encoded: &'a [u8]) -> &'a [u8] {
-    if commit.continues {
-        encoded
+/// Writes the bytes `commit`'s head hash covers (its own `head_hash` must be empty).
+fn hashed_bytes(commit: &Commit, buf: &mut Vec<u8>) {
+    if commit.keyed {
+        commit.encode_as(buf, Form::Hashed);
     } else {
-        // `false` is the single byte 0x00, the last field.
-        debug_assert_eq!(encoded.last(), Some(&0));
-        &encoded[..encoded.len().saturating_sub(1)]
+        commit.encode_as(buf, Form::V2);
+        if !commit.continues {
+            // `false` is the single byte 0x00, the last field.
+            debug_assert_eq!(buf.last(), Some(&0));
+            buf.pop();
+        }
     }
 }
 
@@ -297,35 +414,26 @@ fn chained(prev_hash: &str, canonical: &[u8]) -> String {
     to_hex(&h.finalize())
 }
 
-/// Seals a commit whose `head_hash` is empty: computes the head hash, sets it, and returns the
-/// commit as a single-object encoded record — encoding the commit once for both. The record
-/// equals `encode_single_object(commit)` after sealing.
-pub fn seal(commit: &mut Commit) -> Vec<u8> {
+/// Sets the head hash of a commit whose `head_hash` is empty.
+pub fn set_head_hash(commit: &mut Commit) {
     debug_assert!(commit.head_hash.is_empty());
+    commit.head_hash = head_hash(commit);
+}
+
+/// Seals a commit whose `head_hash` is empty: computes and sets the head hash, and returns the
+/// commit as a single-object encoded record (`encode_single_object(commit)` after sealing). A
+/// keyed commit's rows must be encrypted before the record is made ([`record`]).
+pub fn seal(commit: &mut Commit) -> Vec<u8> {
+    set_head_hash(commit);
+    record(commit)
+}
+
+/// A commit as a single-object encoded record.
+pub fn record(commit: &Commit) -> Vec<u8> {
     let mut record = Vec::with_capacity(2048);
     record.extend_from_slice(&single_object_header::<Commit>());
     commit.encode(&mut record);
-    commit.head_hash = chained(
-        &commit.prev_hash,
-        canonical(commit, &record[SINGLE_OBJECT_HEADER..]),
-    );
-    // The empty head_hash is one 0x00 byte after account_id, commit_seq and prev_hash.
-    let mut at = SINGLE_OBJECT_HEADER;
-    at += encoded_len(&commit.account_id);
-    at += encoded_len(&commit.commit_seq);
-    at += encoded_len(&commit.prev_hash);
-    debug_assert_eq!(record[at], 0);
-    let mut hash = Vec::with_capacity(commit.head_hash.len() + 2);
-    commit.head_hash.encode(&mut hash);
-    record.splice(at..=at, hash);
     record
-}
-
-fn encoded_len<T: AvroCodec>(v: &T) -> usize {
-    with_buffer(|buf| {
-        v.encode(buf);
-        buf.len()
-    })
 }
 
 #[cfg(test)]

@@ -30,8 +30,13 @@ pub enum Rules {
     /// v2, plus: a purge's tombstone also empties the close reason, the sensitivity labels
     /// and the evidence checksums (an episodic message's is the SHA-256 of its text), so a
     /// tombstone holds nothing that confirms a guess of what was purged through them.
-    #[default]
     V3,
+    /// v3, plus crypto-shredding: rows are sealed (their content encrypted under a data key
+    /// per row, which a purge destroys; [`crate::seal`]), memory ids, content hashes and intent
+    /// digests are keyed with the ledger's secret, and the head hash covers content MACs and
+    /// not the intent's partition or offset ([`kledger_schemas::Form::Hashed`]).
+    #[default]
+    V4,
 }
 
 /// Whether `c` hides or reorders text when it is shown (refused by rules v2): bidi marks,
@@ -522,7 +527,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     }
     match rules {
         Rules::V1 => Ok(()),
-        Rules::V2 | Rules::V3 => texts(intent),
+        Rules::V2 | Rules::V3 | Rules::V4 => texts(intent),
     }
 }
 

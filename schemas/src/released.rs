@@ -12,4 +12,7 @@ pub const ALL: &[&str] = &[
     // `View.watchlist_truncated` (the watchlist fitted into the record budget).
     include_str!("../avro/released/commit.v2.avsc"),
     include_str!("../avro/released/view.v2.avsc"),
+    // Rules v4 (erasure): `Row.sealed` (content encrypted under the row's data key) and
+    // `Commit.keyed` (keyed ids and hashes, a head hash over content MACs).
+    include_str!("../avro/released/commit.v3.avsc"),
 ];

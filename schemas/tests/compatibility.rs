@@ -37,7 +37,18 @@ fn as_written_by<T: Record + serde::Serialize + serde::de::DeserializeOwned>(
     json.as_object_mut()
         .unwrap()
         .retain(|k, _| names.contains(k));
+    if lacks_sealed_rows::<T>(writer) {
+        for op in json["ops"].as_array_mut().into_iter().flatten() {
+            op["row"].as_object_mut().unwrap().remove("sealed");
+        }
+    }
     serde_json::from_value(json).unwrap()
+}
+
+/// Whether `writer` is a commit schema from before rows were sealed (v1, v2): its rows have
+/// no `sealed` field (nested, so the top-level field filter does not see it).
+fn lacks_sealed_rows<T: Record>(writer: &Schema) -> bool {
+    T::NAME == "Commit" && !field_names(writer).iter().any(|n| n == "keyed")
 }
 
 /// Writes `value` with `writer` (through apache-avro) in single-object framing; fields the
@@ -49,6 +60,22 @@ fn written_with<T: Record>(value: &T, writer: &Schema) -> Vec<u8> {
     if let Value::Record(fields) = &mut v {
         let names = field_names(writer);
         fields.retain(|(n, _)| names.contains(n));
+        if lacks_sealed_rows::<T>(writer) {
+            for (n, ops) in fields.iter_mut() {
+                let (true, Value::Array(ops)) = (n == "ops", ops) else {
+                    continue;
+                };
+                for op in ops {
+                    if let Value::Record(op) = op {
+                        for (n, row) in op.iter_mut() {
+                            if let (true, Value::Record(row)) = (n == "row", row) {
+                                row.retain(|(n, _)| n != "sealed");
+                            }
+                        }
+                    }
+                }
+            }
+        }
     }
     let mut out = vec![0xC3, 0x01];
     out.extend_from_slice(&fingerprint(writer).to_le_bytes());

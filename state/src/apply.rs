@@ -2,10 +2,11 @@
 //! `kledger apply`: decide each intent against state plus this batch's pending writes, fold
 //! each commit into the batch, hand back one write set to make durable after delivery.
 
-use kledger_processors::{AccountState, Decision, Limits, RecordMeta, decide_owned, needs};
+use kledger_processors::seal::{self, DataKey, KEY_BYTES};
+use kledger_processors::{AccountState, Decision, Limits, RecordMeta, decide_owned, ids, needs};
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::limits::ACTION_ID_CHARS_MAX;
-use kledger_schemas::{Intent, Row};
+use kledger_schemas::{Intent, Row, Status};
 
 use crate::StateError;
 use crate::fold::{Folded, fold, head};
@@ -22,14 +23,130 @@ fn row<R: StateRead + ?Sized>(
     p: i32,
     acct: &str,
     id: &str,
+    shredded_ok: bool,
 ) -> Result<Option<Row>, StateError> {
     let Some(v) = r.get(Cf::Rows, &keys::child(p, acct, id.as_bytes())?)? else {
         return Ok(None);
     };
-    let mut reader = Reader::new(&v);
-    let row =
+    decode_row(r, p, acct, id, &v, shredded_ok).map(Some)
+}
+
+/// Whether every op of `intent` is a purge: a purge needs no row's content, so it is decided
+/// over rows whose data keys are destroyed too (replay verify re-decides purges of rows a later
+/// purge erased).
+fn purges_only(intent: &Intent) -> bool {
+    intent
+        .ops
+        .iter()
+        .all(|op| matches!(op, kledger_schemas::Op::Purge(_)))
+}
+
+/// Decodes a stored row and opens it (rules v4) with its data key from state. With
+/// `shredded_ok`, a row whose key is destroyed is returned with its content empty.
+fn decode_row<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    acct: &str,
+    id: &str,
+    v: &[u8],
+    shredded_ok: bool,
+) -> Result<Row, StateError> {
+    let mut reader = Reader::new(v);
+    let mut row =
         Row::decode(&mut reader).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
-    Ok(Some(row))
+    match open_row(r, p, acct, &mut row) {
+        Err(StateError::Shredded { .. }) if shredded_ok => Ok(row),
+        other => other.map(|()| row),
+    }
+}
+
+/// A data key from state: `None` when it is not there or was destroyed.
+pub fn data_key<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    acct: &str,
+    key_id: &str,
+) -> Result<Option<[u8; KEY_BYTES]>, StateError> {
+    match r.get(Cf::Keys, &keys::child(p, acct, key_id.as_bytes())?)? {
+        Some(v) => Ok(keys::parse_key_value(&v)?.map(|(k, _)| k)),
+        None => Ok(None),
+    }
+}
+
+/// Opens a sealed row with its data key from state (a row that is not sealed, and a
+/// tombstone, are left as they are). A sealed row whose key state lacks is corrupt state: a
+/// purge tombstones a row before its key is destroyed.
+fn open_row<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    acct: &str,
+    row: &mut Row,
+) -> Result<(), StateError> {
+    let Some(s) = &row.sealed else {
+        return Ok(());
+    };
+    if s.ciphertext.0.is_empty() {
+        return Ok(());
+    }
+    let key = data_key(r, p, acct, &s.key_id)?.ok_or_else(|| StateError::Shredded {
+        account: acct.to_owned(),
+        memory_id: row.memory_id.clone(),
+    })?;
+    seal::open(acct, row, &key)
+        .map_err(|e| StateError::Corrupt(format!("{acct}: row {}: {e}", row.memory_id)))
+}
+
+/// Where new data keys come from. The processor and `kledger apply` make random ones
+/// ([`RandomKeys`]); replay verify takes the ones the outbox was sealed with.
+pub trait KeySource {
+    /// A data key for the new row `memory_id` of `account`.
+    fn new_key(&mut self, account: &str, memory_id: &str) -> Result<DataKey, StateError>;
+}
+
+/// Random data keys and key ids from the operating system's generator.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct RandomKeys;
+
+/// `N` bytes from the operating system's random generator.
+pub fn random_bytes<const N: usize>() -> Result<[u8; N], StateError> {
+    use rand::TryRngCore;
+    let mut bytes = [0u8; N];
+    rand::rngs::OsRng
+        .try_fill_bytes(&mut bytes)
+        .map_err(|e| StateError::Corrupt(format!("no randomness: {e}")))?;
+    Ok(bytes)
+}
+
+/// The ledger's secret a state holds (made and stored when it holds none): the secret of a
+/// ledger no keys topic keeps (`kledger apply`'s state directories).
+pub fn local_ledger_secret<S: crate::StateStore + ?Sized>(
+    store: &S,
+) -> Result<ids::LedgerSecret, StateError> {
+    let k = keys::meta(-1, keys::META_LEDGER_SECRET);
+    if let Some(v) = store.get(Cf::Meta, &k)? {
+        let s: [u8; 32] = v
+            .as_slice()
+            .try_into()
+            .map_err(|_| StateError::Corrupt("ledger secret size".into()))?;
+        return Ok(ids::LedgerSecret(s));
+    }
+    let s = random_bytes::<32>()?;
+    let mut w = WriteSet::default();
+    w.put(Cf::Meta, k, s.to_vec());
+    store.write(&w)?;
+    Ok(ids::LedgerSecret(s))
+}
+
+impl KeySource for RandomKeys {
+    fn new_key(&mut self, _account: &str, _memory_id: &str) -> Result<DataKey, StateError> {
+        let bytes = random_bytes::<{ KEY_BYTES + 16 }>()?;
+        let mut key = [0u8; KEY_BYTES];
+        key.copy_from_slice(&bytes[..KEY_BYTES]);
+        Ok(DataKey {
+            id: ids::to_hex(&bytes[KEY_BYTES..]),
+            key,
+        })
+    }
 }
 
 /// Loads the account state `decide` reads for `intent` on partition `p`.
@@ -55,15 +172,16 @@ pub fn load<R: StateRead + ?Sized>(
         s.action = Some(keys::parse_action(&v)?);
     }
     let n = needs(intent);
+    let shredded_ok = purges_only(intent);
     for id in &n.rows {
-        if let Some(row) = row(r, p, acct, id)? {
+        if let Some(row) = row(r, p, acct, id, shredded_ok)? {
             s.rows.insert(id.clone(), row);
         }
     }
     for slot in &n.slots {
         if let Some(v) = r.get(Cf::Slots, &keys::child(p, acct, slot.as_bytes())?)? {
             let id = String::from_utf8(v).map_err(|_| StateError::Corrupt("slot value".into()))?;
-            if let Some(row) = row(r, p, acct, &id)? {
+            if let Some(row) = row(r, p, acct, &id, shredded_ok)? {
                 s.rows.insert(id.clone(), row);
             }
             s.slots.insert(slot.clone(), id);
@@ -75,7 +193,7 @@ pub fn load<R: StateRead + ?Sized>(
         for (k, _) in r.scan(Cf::Subjects, &prefix, ENTITY_ROWS_MAX)? {
             let id = String::from_utf8(k[prefix.len()..].to_vec())
                 .map_err(|_| StateError::Corrupt("subject key".into()))?;
-            if let Some(row) = row(r, p, acct, &id)? {
+            if let Some(row) = row(r, p, acct, &id, shredded_ok)? {
                 s.rows.insert(id.clone(), row);
             }
             ids.push(id);
@@ -87,9 +205,7 @@ pub fn load<R: StateRead + ?Sized>(
         for (k, v) in r.scan(Cf::Rows, &prefix, ACCOUNT_ROWS_MAX)? {
             let id = String::from_utf8(k[prefix.len()..].to_vec())
                 .map_err(|_| StateError::Corrupt("row key".into()))?;
-            let mut reader = Reader::new(&v);
-            let row = Row::decode(&mut reader)
-                .map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
+            let row = decode_row(r, p, acct, &id, &v, shredded_ok)?;
             s.rows.insert(id, row);
         }
     }
@@ -97,18 +213,33 @@ pub fn load<R: StateRead + ?Sized>(
 }
 
 /// Decides a batch of intents against a store plus the batch's own pending writes.
-#[derive(Debug)]
 pub struct Applier<'a, S: StateRead + ?Sized> {
     overlay: Overlay<'a, S>,
     limits: Limits,
+    keys: Box<dyn KeySource + 'a>,
+}
+
+impl<S: StateRead + ?Sized> std::fmt::Debug for Applier<'_, S> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Applier")
+            .field("pending", &self.overlay.pending().len())
+            .field("limits", &self.limits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
-    /// A batch over `base`, deciding within `limits`.
+    /// A batch over `base`, deciding within `limits`, with random data keys.
     pub fn new(base: &'a S, limits: Limits) -> Self {
+        Self::with_keys(base, limits, Box::new(RandomKeys))
+    }
+
+    /// A batch over `base`, deciding within `limits`, with data keys from `keys`.
+    pub fn with_keys(base: &'a S, limits: Limits, keys: Box<dyn KeySource + 'a>) -> Self {
         Self {
             overlay: Overlay::new(base),
             limits,
+            keys,
         }
     }
 
@@ -124,7 +255,10 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         meta: &RecordMeta,
     ) -> Result<Decision, StateError> {
         let state = load(&self.overlay, meta.partition, &intent)?;
-        let decision = decide_owned(&state, intent, meta, &self.limits);
+        let mut decision = decide_owned(&state, intent, meta, &self.limits);
+        if decision.commits.iter().any(|c| c.keyed) {
+            self.encrypt(&mut decision, meta.partition)?;
+        }
         for commit in &decision.commits {
             match fold(&mut self.overlay, commit, meta.partition)? {
                 Folded::Applied => {}
@@ -137,6 +271,46 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
             }
         }
         Ok(decision)
+    }
+
+    /// Encrypts a keyed decision's rows (rules v4) under their data keys — a new key for each
+    /// new row, written to the batch — and encodes its records.
+    fn encrypt(&mut self, d: &mut Decision, p: i32) -> Result<(), StateError> {
+        for commit in &mut d.commits {
+            let acct = commit.account_id.as_str();
+            for op in &mut commit.ops {
+                let row = &mut op.row;
+                let key_id = row.sealed.as_ref().map(|s| s.key_id.clone());
+                if row.status == Status::Tombstoned {
+                    // Its key is destroyed by the fold; nothing is sealed.
+                    continue;
+                }
+                let key = match key_id.as_deref() {
+                    Some(id) if !id.is_empty() => DataKey {
+                        id: id.to_owned(),
+                        key: data_key(&self.overlay, p, acct, id)?.ok_or_else(|| {
+                            StateError::Corrupt(format!(
+                                "{acct}: data key {id} of row {} missing",
+                                row.memory_id
+                            ))
+                        })?,
+                    },
+                    _ => {
+                        let key = self.keys.new_key(acct, &row.memory_id)?;
+                        self.overlay.pending_mut().put(
+                            Cf::Keys,
+                            keys::child(p, acct, key.id.as_bytes())?,
+                            keys::key_value(&key.key, &row.memory_id),
+                        );
+                        d.new_keys.push((row.memory_id.clone(), key.clone()));
+                        key
+                    }
+                };
+                seal::encrypt(acct, row, &key);
+            }
+            d.records.push(ids::record(commit));
+        }
+        Ok(())
     }
 
     /// Raises partition `p`'s next offset under `name` to `next` in the batch (never lowers

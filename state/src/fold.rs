@@ -122,6 +122,15 @@ pub fn fold<S: StateRead + ?Sized>(
             k.extend_from_slice(row.memory_id.as_bytes());
             writes.push((Cf::Subjects, k, Some(Vec::new())));
         }
+        // A tombstone names the data key its purge destroys (rules v4): gone from state now,
+        // and queued for a tombstone on the keys topic.
+        if row.status == Status::Tombstoned
+            && let Some(s) = row.sealed.as_ref().filter(|s| !s.key_id.is_empty())
+        {
+            let k = keys::child(p, acct, s.key_id.as_bytes())?;
+            writes.push((Cf::Keys, k.clone(), Some(Vec::new())));
+            writes.push((Cf::Shred, k, Some(Vec::new())));
+        }
     }
     // Slots: vacate first, then occupy, so a replacement in the same commit keeps its slot.
     for op in commit
@@ -202,6 +211,32 @@ pub fn restore_record<S: StateRead + ?Sized>(
     let folded = fold(o, &commit, p)?;
     raise_next(o, p, keys::META_OUTBOX_NEXT, offset + 1)?;
     Ok(folded)
+}
+
+/// Restores one keys-topic record of partition `p` at `offset`: a data key (the value), a
+/// destroyed one (a null value: a tombstone), or another record (the ledger secret's,
+/// skipped). A key a purge destroyed stays destroyed whatever record of it comes later.
+pub fn restore_key_record<S: StateRead + ?Sized>(
+    o: &mut Overlay<'_, S>,
+    p: i32,
+    offset: i64,
+    key: &[u8],
+    value: Option<&[u8]>,
+) -> Result<(), StateError> {
+    if let Some((acct, key_id)) = keys::parse_key_record_key(key) {
+        let k = keys::child(p, acct, key_id.as_bytes())?;
+        let destroyed = o.get(Cf::Keys, &k)?.is_some_and(|v| v.is_empty());
+        match value.filter(|v| !v.is_empty()) {
+            Some(v) if !destroyed => {
+                // Checked, so a malformed record stops here rather than at first use.
+                keys::parse_key_value(v)?;
+                o.pending_mut().put(Cf::Keys, k, v.to_vec());
+            }
+            Some(_) => {}
+            None => o.pending_mut().put(Cf::Keys, k, Vec::new()),
+        }
+    }
+    raise_next(o, p, keys::META_KEYS_NEXT, offset + 1)
 }
 
 /// Partition `p`'s next offset stored in `meta` under `name` ([`keys::META_OUTBOX_NEXT`],

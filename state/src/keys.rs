@@ -25,11 +25,17 @@ pub enum Cf {
     Chain,
     /// partition, name → i64 (positions: outbox and input offsets). Not part of the digest.
     Meta,
+    /// account, key_id → the data key and the memory id it seals ([`key_value`]), or empty
+    /// once a purge destroyed it (rules v4).
+    Keys,
+    /// account, key_id → ∅: keys destroyed whose tombstones are not yet on the keys topic
+    /// (the processor produces them, then deletes these). Not part of the digest.
+    Shred,
 }
 
 impl Cf {
     /// Every column family, in digest order.
-    pub const ALL: [Cf; 7] = [
+    pub const ALL: [Cf; 9] = [
         Cf::Heads,
         Cf::Rows,
         Cf::Actions,
@@ -37,7 +43,14 @@ impl Cf {
         Cf::Subjects,
         Cf::Chain,
         Cf::Meta,
+        Cf::Keys,
+        Cf::Shred,
     ];
+
+    /// Column families left out of the state digest: positions, work queues, and the data
+    /// keys (random: two states that hold the same ledger under other keys digest alike;
+    /// [`crate::store::digest_keys`] digests them).
+    pub const NOT_DIGESTED: [Cf; 3] = [Cf::Meta, Cf::Shred, Cf::Keys];
 
     /// The RocksDB column family name.
     pub fn name(self) -> &'static str {
@@ -49,6 +62,8 @@ impl Cf {
             Cf::Subjects => "subjects",
             Cf::Chain => "chain",
             Cf::Meta => "meta",
+            Cf::Keys => "keys",
+            Cf::Shred => "shred",
         }
     }
 }
@@ -84,6 +99,14 @@ pub fn child(p: i32, acct: &str, tail: &[u8]) -> Result<Vec<u8>, StateError> {
     Ok(k)
 }
 
+/// Splits an account key with a trailing part ([`child`]) into partition, account and tail.
+pub fn split_child(k: &[u8]) -> Option<(i32, &str, &[u8])> {
+    let p = i32::from_be_bytes(k.get(..4)?.try_into().ok()?);
+    let n = usize::from(u16::from_be_bytes(k.get(4..6)?.try_into().ok()?));
+    let acct = std::str::from_utf8(k.get(6..6 + n)?).ok()?;
+    Some((p, acct, &k[6 + n..]))
+}
+
 /// The prefix of an entity's subject keys.
 pub fn subject_prefix(p: i32, acct: &str, entity: &str) -> Result<Vec<u8>, StateError> {
     let e = entity.as_bytes();
@@ -112,6 +135,11 @@ pub const META_OUTBOX_NEXT: &str = "outbox_next";
 /// raises it past every commit's intent, so a state restored from an outbox another instance
 /// wrote knows where its history ends.
 pub const META_INPUT_NEXT: &str = "input_next";
+/// Meta name (under partition -1): the ledger's secret of a state no keys topic keeps.
+pub const META_LEDGER_SECRET: &str = "ledger_secret";
+/// Meta name: the next keys-topic offset to fold, per partition.
+pub const META_KEYS_NEXT: &str = "keys_next";
+
 /// Meta names that stores written before the one progress convention hold, with the *last*
 /// offset read (the next is one more): read when the current name is absent, never written.
 pub const META_LEGACY_LAST: [(&str, &str); 2] = [
@@ -203,3 +231,51 @@ pub fn parse_i64(v: &[u8]) -> Result<i64, StateError> {
     }
     i64_at(v, 0)
 }
+
+/// Encodes a data key entry: the key, then the memory id of the row it seals.
+pub fn key_value(key: &[u8; 32], memory_id: &str) -> Vec<u8> {
+    let mut v = Vec::with_capacity(32 + memory_id.len());
+    v.extend_from_slice(key);
+    v.extend_from_slice(memory_id.as_bytes());
+    v
+}
+
+/// Decodes a data key entry: `None` for a destroyed key (an empty value).
+pub fn parse_key_value(v: &[u8]) -> Result<Option<([u8; 32], String)>, StateError> {
+    if v.is_empty() {
+        return Ok(None);
+    }
+    let key: [u8; 32] = v
+        .get(..32)
+        .and_then(|k| k.try_into().ok())
+        .ok_or_else(|| StateError::Corrupt("data key value size".into()))?;
+    let id = std::str::from_utf8(&v[32..])
+        .map_err(|_| StateError::Corrupt("data key memory id".into()))?;
+    Ok(Some((key, id.to_owned())))
+}
+
+/// The keys topic's record key of a data key: the account, a 0 byte, the key id (account ids
+/// never hold a 0 byte).
+pub fn key_record_key(account: &str, key_id: &str) -> Vec<u8> {
+    let mut k = Vec::with_capacity(account.len() + 1 + key_id.len());
+    k.extend_from_slice(account.as_bytes());
+    k.push(0);
+    k.extend_from_slice(key_id.as_bytes());
+    k
+}
+
+/// The account and key id of a keys topic record key ([`key_record_key`]); `None` for a record
+/// that is not a data key (the ledger secret's, [`SECRET_RECORD_PREFIX`]).
+pub fn parse_key_record_key(k: &[u8]) -> Option<(&str, &str)> {
+    let at = k.iter().position(|b| *b == 0)?;
+    if at == 0 {
+        return None;
+    }
+    let account = std::str::from_utf8(&k[..at]).ok()?;
+    let key_id = std::str::from_utf8(&k[at + 1..]).ok()?;
+    Some((account, key_id))
+}
+
+/// The keys topic's record keys of ledger secret candidates start with this (a 0 byte, so no
+/// data key's record key does); the first candidate on partition 0 is the ledger's secret.
+pub const SECRET_RECORD_PREFIX: &[u8] = b"\0ledger_secret/";

@@ -8,6 +8,7 @@
 //!   restore of one outbox record.
 //! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
 //! - [`marks`]: progress of a sink whose target is outside RocksDB ([`MarkStore`]).
+//! - [`keycache`]: a projection's copy of the data keys, beside its own data ([`KeyCache`]).
 //! - [`progress`]: read progress, one convention (the next offset) and one rule (never
 //!   backwards) for every store ([`Checkpoint`]).
 //! - [`rocks`]: also the one RocksDB-open helper and its options block ([`rocks::open_db`]).
@@ -15,6 +16,7 @@
 
 pub mod apply;
 pub mod fold;
+pub mod keycache;
 pub mod keys;
 pub mod marks;
 pub mod memory;
@@ -23,15 +25,18 @@ pub mod rocks;
 pub mod store;
 pub mod views;
 
-pub use apply::{Applier, load};
-pub use fold::{Folded, fold, next_offset, raise_next, restore_record};
+pub use apply::{
+    Applier, KeySource, RandomKeys, data_key, load, local_ledger_secret, random_bytes,
+};
+pub use fold::{Folded, fold, next_offset, raise_next, restore_key_record, restore_record};
+pub use keycache::{KeyCache, KeyRecord, KeyState};
 pub use keys::Cf;
 pub use marks::MarkStore;
 pub use memory::MemoryStore;
 pub use progress::{Backwards, Checkpoint};
 pub use rocks::{Erasures, RocksConfig, RocksSizes, RocksStore};
-pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest};
-pub use views::{AccountMark, ViewBatch, ViewStore};
+pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest, digest_keys};
+pub use views::{AccountMark, PurgeMark, ViewBatch, ViewStore};
 
 /// State errors, by who must act.
 #[derive(Debug, thiserror::Error)]
@@ -63,6 +68,15 @@ pub enum StateError {
         head: i64,
         /// The commit's seq.
         seq: i64,
+    },
+    /// A row's data key is destroyed (its purge outranks its history): the row's content can
+    /// no longer be read (replay adopts the outbox's commit; anywhere else, internal).
+    #[error("{account}: the data key of row {memory_id} is destroyed")]
+    Shredded {
+        /// The account.
+        account: String,
+        /// The row.
+        memory_id: String,
     },
     /// A store's read progress would go backwards (internal: stop loudly).
     #[error("{0}")]

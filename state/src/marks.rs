@@ -10,14 +10,18 @@ use std::path::Path;
 use rocksdb::{DB, WriteBatch};
 
 use crate::StateError;
+use crate::keycache::{self, KEY_CFS, KeyCache, KeyRecord, KeyState};
 use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
 use crate::rocks::{OpenAs, Tuning, open_db};
 
-/// The marks store.
+/// The marks store, and the vector sink's copy of the data keys ([`crate::keycache`]).
 #[derive(Debug)]
 pub struct MarkStore {
     db: DB,
+    erasures: crate::rocks::Erasures,
 }
+
+const CFS: [&str; 4] = ["accounts", "positions", KEY_CFS[0], KEY_CFS[1]];
 
 fn i64_of(v: &[u8]) -> Result<i64, StateError> {
     let b: [u8; 8] = v
@@ -38,9 +42,9 @@ impl MarkStore {
             open_files_max: 64,
             memtable_blooms: false,
         };
-        Ok(Self {
-            db: open_db(path, &["accounts", "positions"], &tuning, OpenAs::Primary)?,
-        })
+        let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
+        let erasures = crate::rocks::Erasures::load(&db)?;
+        Ok(Self { db, erasures })
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily, StateError> {
@@ -64,11 +68,14 @@ impl MarkStore {
     }
 
     /// Records progress: accounts' last applied commits and partitions' next offsets (refused
-    /// whole, writing nothing, if a partition's progress would go backwards).
+    /// whole, writing nothing, if a partition's progress would go backwards), and destroys the
+    /// data keys folded purges named ((account, key id)), leaving no trace of them in the
+    /// store's files.
     pub fn write(
         &self,
         applied: &BTreeMap<String, i64>,
         positions: &Checkpoint,
+        destroyed: &[(String, String)],
     ) -> Result<(), StateError> {
         let mut now = Checkpoint::new();
         for (part, _) in positions.iter() {
@@ -83,7 +90,47 @@ impl MarkStore {
         for (part, next) in positions.iter() {
             b.put_cf(p, partition_key(part), encode_next(next));
         }
+        for (acct, key_id) in destroyed {
+            keycache::destroy(&self.db, &mut b, acct, key_id)?;
+        }
         self.db.write(b)?;
+        let prefixes: Vec<Vec<u8>> = destroyed
+            .iter()
+            .map(|(acct, _)| keycache::entry(acct, ""))
+            .collect();
+        crate::rocks::erase_overwritten(
+            &self.db,
+            &CFS,
+            prefixes.iter().map(Vec::as_slice),
+            &self.erasures,
+        )?;
         Ok(())
+    }
+}
+
+impl MarkStore {
+    /// Runs the erasure of destroyed keys waiting for it: when
+    /// [`crate::rocks::ERASE_INTERVAL`] has passed since the last run, or at once with `now`.
+    pub fn erase_due(&self, now: bool) -> Result<(), StateError> {
+        crate::rocks::erase(&self.db, &CFS, std::iter::empty(), &self.erasures, now)
+    }
+
+    /// The erasures of destroyed keys this store ran.
+    pub fn erasures(&self) -> &crate::rocks::Erasures {
+        &self.erasures
+    }
+}
+
+impl KeyCache for MarkStore {
+    fn key(&self, account: &str, key_id: &str) -> Result<KeyState, StateError> {
+        keycache::key(&self.db, account, key_id)
+    }
+
+    fn add(&self, records: &[KeyRecord]) -> Result<(), StateError> {
+        keycache::add(&self.db, records)
+    }
+
+    fn key_position(&self, p: i32) -> Result<i64, StateError> {
+        keycache::key_position(&self.db, p)
     }
 }

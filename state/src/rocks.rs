@@ -154,16 +154,33 @@ pub fn erase_overwritten<'p>(
     prefixes: impl IntoIterator<Item = &'p [u8]>,
     done: &Erasures,
 ) -> Result<(), StateError> {
+    erase(db, cfs, prefixes, done, false)
+}
+
+/// [`erase_overwritten`]; with `now`, the erasures waiting run whatever the interval (a clean
+/// stop runs them: `docs/privacy.md`).
+pub fn erase<'p>(
+    db: &DB,
+    cfs: &[&str],
+    prefixes: impl IntoIterator<Item = &'p [u8]>,
+    done: &Erasures,
+    now: bool,
+) -> Result<(), StateError> {
     let mut pending = done
         .pending
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let before = pending.len();
     pending.extend(prefixes.into_iter().map(<[u8]>::to_vec));
     let mut last = done
         .last
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if pending.is_empty() || last.is_some_and(|t| t.elapsed() < ERASE_INTERVAL) {
+    if pending.is_empty() || (!now && last.is_some_and(|t| t.elapsed() < ERASE_INTERVAL)) {
+        if pending.len() > before {
+            // Kept with the data, so a stop before the run does not forget it.
+            db.put(ERASE_PENDING_KEY, encode_prefixes(&pending))?;
+        }
         return Ok(());
     }
     let started = std::time::Instant::now();
@@ -184,11 +201,25 @@ pub fn erase_overwritten<'p>(
         }
     }
     pending.clear();
+    db.delete(ERASE_PENDING_KEY)?;
     *last = Some(std::time::Instant::now());
     done.count.fetch_add(1, Ordering::Relaxed);
     done.nanos
         .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(())
+}
+
+/// The key (in the default column family) under which a store keeps the prefixes whose
+/// erasure waits for its run: a store opened again runs them first ([`Erasures::load`]).
+const ERASE_PENDING_KEY: &[u8] = b"kledger.erase_pending";
+
+fn encode_prefixes(pending: &std::collections::BTreeSet<Vec<u8>>) -> Vec<u8> {
+    let mut v = Vec::new();
+    for p in pending {
+        v.extend_from_slice(&(p.len() as u32).to_be_bytes());
+        v.extend_from_slice(p);
+    }
+    v
 }
 
 /// At most one erasure per store per this interval: a purge-heavy stream would otherwise
@@ -207,6 +238,37 @@ pub struct Erasures {
 }
 
 impl Erasures {
+    /// The erasures a store left waiting when it last stopped (the next write or
+    /// `erase_due` runs them: its first run is not held back by the interval).
+    pub fn load(db: &DB) -> Result<Self, StateError> {
+        let e = Self::default();
+        if let Some(v) = db.get(ERASE_PENDING_KEY)? {
+            let mut pending = e
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut at = 0;
+            while at + 4 <= v.len() {
+                let n = u32::from_be_bytes([v[at], v[at + 1], v[at + 2], v[at + 3]]) as usize;
+                let Some(p) = v.get(at + 4..at + 4 + n) else {
+                    break;
+                };
+                pending.insert(p.to_vec());
+                at += 4 + n;
+            }
+        }
+        Ok(e)
+    }
+
+    /// Whether an erasure of keys under `prefix` is waiting for its run.
+    pub fn is_pending(&self, prefix: &[u8]) -> bool {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .iter()
+            .any(|p| prefix.starts_with(p) || p.starts_with(prefix))
+    }
+
     /// (runs, seconds spent) so far.
     pub fn totals(&self) -> (u64, f64) {
         (
@@ -242,11 +304,12 @@ impl RocksStore {
         };
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
         let db = open_db(path, &names, &tuning, OpenAs::Primary)?;
+        let erasures = Erasures::load(&db)?;
         Ok(Self {
             db,
             path: path.to_owned(),
             wal: config.wal,
-            erasures: Erasures::default(),
+            erasures,
         })
     }
 
@@ -264,7 +327,13 @@ impl RocksStore {
     /// since the last run (the processor calls it every few seconds).
     pub fn erase_due(&self) -> Result<(), StateError> {
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        erase_overwritten(&self.db, &names, std::iter::empty(), &self.erasures)
+        erase(&self.db, &names, std::iter::empty(), &self.erasures, false)
+    }
+
+    /// Runs the erasure of purges that are waiting for it now (a clean stop).
+    pub fn erase_now(&self) -> Result<(), StateError> {
+        let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
+        erase(&self.db, &names, std::iter::empty(), &self.erasures, true)
     }
 
     fn cf(&self, cf: Cf) -> Result<&rocksdb::ColumnFamily, StateError> {

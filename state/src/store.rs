@@ -32,12 +32,29 @@ pub trait StateStore: StateRead + Send + Sync {
     fn for_each(&self, cf: Cf, f: Visit<'_>) -> Result<(), StateError>;
 }
 
-/// SHA-256 over every key and value of every column family but `meta`, in key order, each
-/// length-prefixed and tagged with its column family: equal digests mean equal ledger state.
+/// SHA-256 over every key and value of every column family but `meta`, `shred` and `keys`, in
+/// key order, each length-prefixed and tagged with its column family: equal digests mean equal
+/// ledger state. A sealed row (rules v4) counts in the form its head hash covers (its content's
+/// MAC, not its key id or ciphertext), so the digest does not depend on which data keys
+/// sealed the ledger.
 pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
     let mut h = Sha256::new();
-    for cf in Cf::ALL.into_iter().filter(|cf| *cf != Cf::Meta) {
+    for cf in Cf::ALL
+        .into_iter()
+        .filter(|cf| !Cf::NOT_DIGESTED.contains(cf))
+    {
         store.for_each(cf, &mut |k, v| {
+            let hashed;
+            let v = match cf {
+                Cf::Rows => match hashed_row(v)? {
+                    Some(b) => {
+                        hashed = b;
+                        hashed.as_slice()
+                    }
+                    None => v,
+                },
+                _ => v,
+            };
             h.update([cf as u8]);
             h.update((k.len() as u64).to_be_bytes());
             h.update(k);
@@ -46,6 +63,35 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
             Ok(())
         })?;
     }
+    Ok(kledger_processors::ids::to_hex(&h.finalize()))
+}
+
+/// A stored row's hashed form when it is sealed (else `None`: counted as stored, as are bytes
+/// that are not a row: the digest reports state, it does not judge it).
+fn hashed_row(v: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
+    use kledger_schemas::avro::{AvroCodec, Reader};
+    let Ok(row) = kledger_schemas::Row::decode(&mut Reader::new(v)) else {
+        return Ok(None);
+    };
+    if row.sealed.is_none() {
+        return Ok(None);
+    }
+    let mut b = Vec::with_capacity(v.len());
+    row.encode_as(&mut b, kledger_schemas::Form::Hashed);
+    Ok(Some(b))
+}
+
+/// SHA-256 over the data keys a state holds (`keys`, in key order): equal when two states
+/// hold the same keys (a state restored from the keys topic and the one that wrote it).
+pub fn digest_keys(store: &dyn StateStore) -> Result<String, StateError> {
+    let mut h = Sha256::new();
+    store.for_each(Cf::Keys, &mut |k, v| {
+        h.update((k.len() as u64).to_be_bytes());
+        h.update(k);
+        h.update((v.len() as u64).to_be_bytes());
+        h.update(v);
+        Ok(())
+    })?;
     Ok(kledger_processors::ids::to_hex(&h.finalize()))
 }
 

@@ -12,6 +12,11 @@
 //!   produced, so the store and its position never disagree.
 //! - `pending`: account → ∅ for accounts whose rendered View is not yet published; cleared
 //!   once the sink has delivered it, so a crash between the two never loses a View.
+//! - `purges`: account, action_id → the purge's last commit folded ([`PurgeMark`]): what a
+//!   purge receipt reports.
+//! - `keys`, `keys_next`: the data keys that open sealed rows (rules v4; [`crate::keycache`]).
+//!   Rows are stored sealed, as the outbox holds them; reads open them with these keys, and a
+//!   folded purge destroys the keys it names.
 //!
 //! Folding is idempotent: a commit at or below the account's folded seq is skipped (the
 //! outbox may hold a commit twice in idempotent mode); a commit past seq + 1 is a gap and an
@@ -26,6 +31,7 @@ use rocksdb::{DB, IteratorMode, WriteBatch};
 use sha2::{Digest, Sha256};
 
 use crate::StateError;
+use crate::keycache::{self, KeyCache, KeyRecord, KeyState};
 use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
 use crate::rocks::{OpenAs, Tuning, open_db};
 use crate::store::Visit;
@@ -36,9 +42,20 @@ pub const MEMTABLE_BYTES_DEFAULT: usize = 32 << 20;
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 6] = ["rows", "history", "timeline", "accounts", "meta", "pending"];
-/// Column families left out of the digest (positions and the publish queue).
-const NOT_DIGESTED: [&str; 2] = ["meta", "pending"];
+const CFS: [&str; 9] = [
+    "rows",
+    "history",
+    "timeline",
+    "accounts",
+    "meta",
+    "pending",
+    "keys",
+    "keys_next",
+    "purges",
+];
+/// Column families left out of the digest (positions, the publish queue, and the key cache,
+/// which holds whatever the keys topic held when it was read).
+const NOT_DIGESTED: [&str; 4] = ["meta", "pending", "keys", "keys_next"];
 
 /// What the store knows of an account.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -51,9 +68,48 @@ pub struct AccountMark {
     pub as_of: i64,
 }
 
+/// What the view store folded of one purge action (its commits, when split).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PurgeMark {
+    /// The last commit of the action folded.
+    pub commit_seq: i64,
+    /// Its record time (ms).
+    pub recorded_at: i64,
+    /// Rows tombstoned so far.
+    pub rows: u64,
+    /// Every commit of the action is folded (the last one does not continue).
+    pub complete: bool,
+}
+
+fn purge_key(account: &str, action_id: &str) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    k.extend_from_slice(action_id.as_bytes());
+    k
+}
+
+fn purge_value(m: &PurgeMark) -> Vec<u8> {
+    let mut v = Vec::with_capacity(25);
+    v.extend_from_slice(&m.commit_seq.to_be_bytes());
+    v.extend_from_slice(&m.recorded_at.to_be_bytes());
+    v.extend_from_slice(&m.rows.to_be_bytes());
+    v.push(u8::from(m.complete));
+    v
+}
+
+fn parse_purge(v: &[u8]) -> Result<PurgeMark, StateError> {
+    Ok(PurgeMark {
+        commit_seq: i64_at(v, 0)?,
+        recorded_at: i64_at(v, 8)?,
+        rows: i64_at(v, 16)? as u64,
+        complete: v.get(24).is_some_and(|b| *b == 1),
+    })
+}
+
 /// What folding a batch did.
 #[derive(Default)]
 pub struct ViewBatch {
+    /// Purge marks written by this batch (so split purges in one batch add up).
+    purges: BTreeMap<Vec<u8>, PurgeMark>,
     batch: WriteBatch,
     marks: BTreeMap<String, AccountMark>,
     /// The batch's read progress (applied on write, never backwards).
@@ -198,10 +254,9 @@ impl ViewStore {
         memtable_bytes: usize,
     ) -> Result<Self, StateError> {
         let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
-        Ok(Self {
-            db: open_db(path, &CFS, &tuning, OpenAs::Primary)?,
-            erasures: Default::default(),
-        })
+        let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
+        let erasures = crate::rocks::Erasures::load(&db)?;
+        Ok(Self { db, erasures })
     }
 
     /// Opens the store at `primary` read-only as a RocksDB secondary instance (its own files
@@ -245,6 +300,62 @@ impl ViewStore {
     /// The purges' erasures of overwritten values this store ran.
     pub fn erasures(&self) -> &crate::rocks::Erasures {
         &self.erasures
+    }
+
+    /// Runs the erasure of purges waiting for it: when [`crate::rocks::ERASE_INTERVAL`] has
+    /// passed since the last run, or at once with `now` (a clean stop).
+    pub fn erase_due(&self, now: bool) -> Result<(), StateError> {
+        crate::rocks::erase(&self.db, &CFS, std::iter::empty(), &self.erasures, now)
+    }
+
+    fn purge_by_key(&self, k: &[u8]) -> Result<Option<PurgeMark>, StateError> {
+        self.db
+            .get_cf(self.cf("purges")?, k)?
+            .map(|v| parse_purge(&v))
+            .transpose()
+    }
+
+    /// What the store folded of purge action `action_id` of `account`, if anything.
+    pub fn purge(&self, account: &str, action_id: &str) -> Result<Option<PurgeMark>, StateError> {
+        self.purge_by_key(&purge_key(account, action_id))
+    }
+
+    /// Every purge folded (account, action id, mark), in key order, at most `limit`.
+    pub fn purges(&self, limit: usize) -> Result<Vec<(String, String, PurgeMark)>, StateError> {
+        let mut out = Vec::new();
+        for item in self
+            .db
+            .iterator_cf(self.cf("purges")?, IteratorMode::Start)
+            .take(limit)
+        {
+            let (k, v) = item?;
+            let n = k
+                .get(..2)
+                .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+                .ok_or_else(|| StateError::Corrupt("purge key".into()))?;
+            let (account, action) = (
+                k.get(2..2 + n)
+                    .and_then(|a| std::str::from_utf8(a).ok())
+                    .ok_or_else(|| StateError::Corrupt("purge key".into()))?,
+                std::str::from_utf8(&k[2 + n..])
+                    .map_err(|_| StateError::Corrupt("purge key".into()))?,
+            );
+            out.push((account.to_owned(), action.to_owned(), parse_purge(&v)?));
+        }
+        Ok(out)
+    }
+
+    /// Whether `account`'s rendered View waits to be published.
+    pub fn view_pending(&self, account: &str) -> Result<bool, StateError> {
+        Ok(self
+            .db
+            .get_cf(self.cf("pending")?, account.as_bytes())?
+            .is_some())
+    }
+
+    /// Whether an erasure of `account`'s overwritten values waits for its run.
+    pub fn erasure_pending(&self, account: &str) -> bool {
+        self.erasures.is_pending(&account_prefix(account))
     }
 
     /// The mark of `account` (default when nothing was folded).
@@ -301,8 +412,11 @@ impl ViewStore {
                 .put_cf(rows, row_key(acct, &row.memory_id), &value);
             if op.change == Change::Tombstoned || row.status == Status::Tombstoned {
                 // Erase every earlier version and the timeline entry, and leave none of them
-                // in the files once the batch is written.
+                // in the files once the batch is written; the row's data key goes too.
                 batch.erase.insert(account_prefix(acct));
+                if let Some(s) = row.sealed.as_ref().filter(|s| !s.key_id.is_empty()) {
+                    keycache::destroy(&self.db, &mut batch.batch, acct, &s.key_id)?;
+                }
                 batch.batch.delete_range_cf(
                     history,
                     history_key(acct, &row.memory_id, i64::MIN),
@@ -321,6 +435,20 @@ impl ViewStore {
                 history_key(acct, &row.memory_id, row.revision),
                 &value,
             );
+        }
+        if commit.ops.iter().all(|op| op.change == Change::Tombstoned) {
+            // A purge's commit (only purges tombstone; an empty one selected nothing).
+            let k = purge_key(acct, &commit.action_id);
+            let mut m = match batch.purges.get(&k) {
+                Some(m) => *m,
+                None => self.purge_by_key(&k)?.unwrap_or_default(),
+            };
+            m.commit_seq = commit.commit_seq;
+            m.recorded_at = commit.recorded_at;
+            m.rows += commit.ops.len() as u64;
+            m.complete = !commit.continues;
+            batch.batch.put_cf(self.cf("purges")?, &k, purge_value(&m));
+            batch.purges.insert(k, m);
         }
         let mark = AccountMark {
             commit_seq: commit.commit_seq,
@@ -438,34 +566,63 @@ impl ViewStore {
         ))
     }
 
-    /// One row as it stands.
-    pub fn row(&self, account: &str, memory_id: &str) -> Result<Option<Row>, StateError> {
-        self.db
-            .get_cf(self.cf("rows")?, row_key(account, memory_id))?
-            .map(|v| decode_row(&v))
-            .transpose()
+    /// Opens a stored row (rules v4: its sealed content, with its data key from the store).
+    /// `None` when its key is not there: a row whose purge is folded later (its key already
+    /// destroyed), which no read shows.
+    fn open_row(&self, account: &str, mut row: Row) -> Result<Option<Row>, StateError> {
+        let Some(s) = row.sealed.as_ref().filter(|s| !s.ciphertext.0.is_empty()) else {
+            return Ok(Some(row));
+        };
+        match keycache::key(&self.db, account, &s.key_id)? {
+            KeyState::Present(key) => {
+                kledger_processors::seal::open(account, &mut row, &key).map_err(|e| {
+                    StateError::Corrupt(format!("{account}: view row {}: {e}", row.memory_id))
+                })?;
+                Ok(Some(row))
+            }
+            KeyState::Destroyed | KeyState::Unknown => Ok(None),
+        }
     }
 
-    /// The rows of `account` as they stand (every status), by memory id, at most `limit`.
+    /// One row as it stands (opened).
+    pub fn row(&self, account: &str, memory_id: &str) -> Result<Option<Row>, StateError> {
+        match self
+            .db
+            .get_cf(self.cf("rows")?, row_key(account, memory_id))?
+        {
+            Some(v) => self.open_row(account, decode_row(&v)?),
+            None => Ok(None),
+        }
+    }
+
+    /// The rows of `account` as they stand (every status, opened), by memory id, at most
+    /// `limit`.
     pub fn rows(&self, account: &str, limit: usize) -> Result<Vec<Row>, StateError> {
         let mut out = Vec::new();
         self.scan_prefix("rows", &account_prefix(account), limit, &mut |_, v| {
-            out.push(decode_row(v)?);
+            out.extend(self.open_row(account, decode_row(v)?)?);
             Ok(())
         })?;
         Ok(out)
     }
 
-    /// Every version of every row of `account`, by memory id then revision, at most `limit`.
+    /// Every version of every row of `account` (opened), by memory id then revision, at most
+    /// `limit`.
     pub fn history(
         &self,
         account: &str,
         limit: usize,
         f: &mut dyn FnMut(Row) -> Result<(), StateError>,
     ) -> Result<usize, StateError> {
-        self.scan_prefix("history", &account_prefix(account), limit, &mut |_, v| {
-            f(decode_row(v)?)
-        })
+        self.scan_prefix(
+            "history",
+            &account_prefix(account),
+            limit,
+            &mut |_, v| match self.open_row(account, decode_row(v)?)? {
+                Some(row) => f(row),
+                None => Ok(()),
+            },
+        )
     }
 
     /// The memory ids of the newest `limit` entries on `entity`'s timeline, in (valid_from,
@@ -531,5 +688,19 @@ impl ViewStore {
             }
         }
         Ok(kledger_processors::ids::to_hex(&h.finalize()))
+    }
+}
+
+impl KeyCache for ViewStore {
+    fn key(&self, account: &str, key_id: &str) -> Result<KeyState, StateError> {
+        keycache::key(&self.db, account, key_id)
+    }
+
+    fn add(&self, records: &[KeyRecord]) -> Result<(), StateError> {
+        keycache::add(&self.db, records)
+    }
+
+    fn key_position(&self, p: i32) -> Result<i64, StateError> {
+        keycache::key_position(&self.db, p)
     }
 }

@@ -122,6 +122,7 @@ fn commit(account: &str, seq: i64, prev: &str, action: &str) -> Commit {
         rebased: false,
         ops: Vec::<CommitOp>::new(),
         continues: false,
+        keyed: false,
     };
     c.head_hash = ids::head_hash(&mut c);
     c

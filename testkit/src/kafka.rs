@@ -298,13 +298,82 @@ pub fn publish_all(c: &Config, records: &[IntentRecord]) {
     assert_eq!(s.published as usize, records.len());
 }
 
-/// What `kledger apply` gives on the same input: commits (in order) and the state digest.
-pub fn expected(records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, String) {
-    expected_within(records, partitions, Default::default())
+/// The ledger's secret on `c`'s keys topic (made when there is none): what `kledger apply`
+/// keys ids and hashes with to decide as the processor does (rules v4).
+pub fn ledger_secret(c: &Config) -> kledger_processors::ids::LedgerSecret {
+    kledger_topology::pipeline::keys::ledger_secret(c, &c.topics().keys).unwrap()
 }
 
-/// [`expected`] within `limits` (another record budget).
+/// Makes `to`'s ledger key its ids and hashes as `from`'s does: writes `from`'s secret as the
+/// first secret candidate on `to`'s keys topic (before `to`'s processor starts). Two ledgers
+/// fed the same intents then commit alike but for their data keys.
+pub fn share_secret(from: &Config, to: &Config) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let secret = ledger_secret(from);
+    let producer: BaseProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &to.kafka.bootstrap_servers)
+        .create()
+        .unwrap();
+    let mut key = kledger_state::keys::SECRET_RECORD_PREFIX.to_vec();
+    key.extend_from_slice(b"shared-by-test");
+    producer
+        .send(
+            BaseRecord::to(&to.topics().keys)
+                .partition(0)
+                .key(&key)
+                .payload(&secret.0[..]),
+        )
+        .map_err(|(e, _)| e)
+        .unwrap();
+    producer.flush(Duration::from_secs(10)).unwrap();
+    assert_eq!(
+        ledger_secret(to),
+        secret,
+        "{} had a secret",
+        to.topics().keys
+    );
+}
+
+/// What `kledger apply` gives on the same input, with the ledger secret of `c`'s keys topic:
+/// commits (in order) and the state digest.
+pub fn expected(c: &Config, records: &[IntentRecord], partitions: i32) -> (Vec<Commit>, String) {
+    expected_within(c, records, partitions, Default::default())
+}
+
+/// [`expected`] within `limits` (another record budget); the secret is `c`'s.
 pub fn expected_within(
+    c: &Config,
+    records: &[IntentRecord],
+    partitions: i32,
+    limits: kledger_processors::Limits,
+) -> (Vec<Commit>, String) {
+    expected_offline(
+        records,
+        partitions,
+        kledger_processors::Limits {
+            secret: ledger_secret(c),
+            ..limits
+        },
+    )
+}
+
+/// [`expected`] with the ledger's `secret` given (read while the broker ran).
+pub fn expected_with_secret(
+    secret: kledger_processors::ids::LedgerSecret,
+    records: &[IntentRecord],
+    partitions: i32,
+) -> (Vec<Commit>, String) {
+    expected_offline(
+        records,
+        partitions,
+        kledger_processors::Limits {
+            secret,
+            ..Default::default()
+        },
+    )
+}
+
+fn expected_offline(
     records: &[IntentRecord],
     partitions: i32,
     limits: kledger_processors::Limits,
@@ -369,6 +438,19 @@ pub struct Rec {
 /// beginning until each partition reports its end (no offset lookups: tansu can answer those
 /// with stale values).
 pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
+    read_all_within(bootstrap, topic, partitions, Duration::from_secs(60)).unwrap_or_else(|open| {
+        panic!("reading {topic} read nothing for 60 s; open partitions {open:?}")
+    })
+}
+
+/// [`read_all`], or the partitions still open when nothing was read for `stall` (a topic
+/// whose records retention is deleting while it is read can leave a fetch hanging).
+pub fn read_all_within(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+    stall: Duration,
+) -> Result<Vec<Rec>, std::collections::BTreeSet<i32>> {
     let consumer: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", "kledger-test-reader")
@@ -388,15 +470,14 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
     let mut next: BTreeMap<i32, i64> = BTreeMap::new();
     // Stalled, not slow: the bound is on time without a record (a long topic read on a busy
     // machine takes as long as it takes).
-    let mut deadline = Instant::now() + Duration::from_secs(60);
+    let mut deadline = Instant::now() + stall;
     while !open.is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "reading {topic} read nothing for 60 s; open partitions {open:?}"
-        );
+        if Instant::now() >= deadline {
+            return Err(open);
+        }
         match consumer.poll(Duration::from_millis(200)) {
             Some(Ok(m)) => {
-                deadline = Instant::now() + Duration::from_secs(60);
+                deadline = Instant::now() + stall;
                 // Keep each offset once (a re-fetch after a broker hiccup may repeat records).
                 let n = next.entry(m.partition()).or_insert(0);
                 if m.offset() < *n {
@@ -434,7 +515,7 @@ pub fn read_all(bootstrap: &str, topic: &str, partitions: i32) -> Vec<Rec> {
         }
     }
     out.sort_by_key(|r| (r.partition, r.offset));
-    out
+    Ok(out)
 }
 
 pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
@@ -537,7 +618,12 @@ pub fn dedup_identical(got: &[(i32, Commit)]) -> (Vec<(i32, Commit)>, usize) {
     for (p, c) in got {
         match seen.get(&(c.account_id.clone(), c.commit_seq)) {
             Some(first) => {
-                assert_eq!(*first, c, "a repeated commit differs: a fork");
+                // An old owner seals a new row under its own data key: the same decision.
+                assert_eq!(
+                    comparable(first),
+                    comparable(c),
+                    "a repeated commit differs: a fork"
+                );
                 repeats += 1;
             }
             None => {
@@ -549,8 +635,26 @@ pub fn dedup_identical(got: &[(i32, Commit)]) -> (Vec<(i32, Commit)>, usize) {
     (out, repeats)
 }
 
+/// `c` without what only its data keys decide (rules v4): sealed rows' content emptied (as on
+/// the wire), no key ids, no ciphertexts. Two commits of one decision sealed under different
+/// keys (the processor's and `kledger apply`'s) are then equal, and their head hashes (which
+/// cover the content's MACs) must be equal too.
+pub fn comparable(c: &Commit) -> Commit {
+    let mut c = c.clone();
+    for op in &mut c.ops {
+        if op.row.sealed.is_some() {
+            kledger_processors::seal::blank(&mut op.row);
+        }
+        if let Some(s) = &mut op.row.sealed {
+            s.key_id.clear();
+            s.ciphertext = Default::default();
+        }
+    }
+    c
+}
+
 /// Asserts the outbox holds exactly the expected commits, each once, in per-partition order,
-/// and that commit_seq is gapless per account.
+/// and that commit_seq is gapless per account (commits compared as [`comparable`]).
 pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
     let want = by_partition(expected.iter().map(|c| (c.intent_partition, c.clone())));
     let have = by_partition(got.iter().cloned());
@@ -562,6 +666,7 @@ pub fn assert_outbox_exact(got: &[(i32, Commit)], expected: &[Commit]) {
     for (p, w) in &want {
         let h = &have[p];
         for (i, (a, b)) in h.iter().zip(w).enumerate() {
+            let (a, b) = (&comparable(a), &comparable(b));
             if a != b {
                 for (path, outbox, expected) in kledger_topology::pipeline::replay::field_diff(a, b)
                 {

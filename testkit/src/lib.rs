@@ -31,4 +31,4 @@ pub mod residue;
 
 pub use generate::{GenConfig, Generator};
 pub use ledger::Ledger;
-pub use model::{Model, ModelResult};
+pub use model::{Model, ModelResult, unsealed};

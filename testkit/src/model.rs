@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use kledger_processors::decide::{commit_overhead_bytes, op_bytes, split_sizes};
-use kledger_processors::{Limits, authority, ids, slots, validate};
+use kledger_processors::{Limits, authority, ids, seal, slots, validate};
 use kledger_schemas::{AssertOp, HeadPolicy, Intent, Kind, Op, Outcome, Row, Status, SubjectScope};
 
 /// What the model decided for one intent.
@@ -90,7 +90,7 @@ impl Model {
         if let Err(r) = validate::validate(intent, timestamp, self.limits.rules) {
             return result(Outcome::Rejected, r.code.as_str());
         }
-        let digest = ids::intent_digest(intent);
+        let digest = ids::intent_digest_with(self.limits.secret(), intent);
         let acct = self.accounts.entry(intent.account_id.clone()).or_default();
         if let Some((_, d, seq)) = acct.actions.iter().find(|(a, _, _)| *a == intent.action_id) {
             if *d == digest {
@@ -111,7 +111,7 @@ impl Model {
                 Err(r) => return r,
             }
         } else {
-            match write(acct, intent, timestamp, seq) {
+            match write(acct, intent, timestamp, seq, &self.limits) {
                 Ok(rows) => {
                     if over_budget(intent, &rows, &self.limits) {
                         return result(Outcome::Rejected, "commit_too_large");
@@ -121,6 +121,10 @@ impl Model {
                 Err(r) => return r,
             }
         };
+        let rows: Vec<Row> = rows
+            .into_iter()
+            .map(|r| marked(r, &intent.account_id, &self.limits))
+            .collect();
         for row in &rows {
             match acct.rows.iter_mut().find(|r| r.memory_id == row.memory_id) {
                 Some(existing) => *existing = row.clone(),
@@ -142,8 +146,28 @@ impl Model {
 /// Whether one commit of `rows` may be larger than the record budget (by the specified bound).
 fn over_budget(intent: &Intent, rows: &[Row], limits: &Limits) -> bool {
     commit_overhead_bytes(&intent.account_id, &intent.action_id)
-        + rows.iter().map(op_bytes).sum::<usize>()
+        + rows.iter().map(|r| op_bytes(r, limits)).sum::<usize>()
         > limits.record_bytes_max
+}
+
+/// A row as a keyed commit holds it (rules v4), with what sealing leaves out of the model:
+/// its content's MAC, no key id, no ciphertext ([`unsealed`] makes the real rows alike).
+fn marked(mut row: Row, account: &str, limits: &Limits) -> Row {
+    if let Some(secret) = limits.secret() {
+        seal::mark(secret, account, &mut row, "");
+    }
+    row
+}
+
+/// `row` without what only a data key decides (its key id and ciphertext), so rows sealed
+/// under different keys compare by their content and MAC.
+pub fn unsealed(row: &Row) -> Row {
+    let mut row = row.clone();
+    if let Some(s) = &mut row.sealed {
+        s.key_id.clear();
+        s.ciphertext = Default::default();
+    }
+    row
 }
 
 fn find<'a>(acct: &'a Account, id: &str) -> Option<&'a Row> {
@@ -165,6 +189,7 @@ fn write(
     intent: &Intent,
     timestamp: i64,
     seq: i64,
+    limits: &Limits,
 ) -> Result<Vec<Row>, ModelResult> {
     let all_targets: Vec<String> = intent.ops.iter().flat_map(targets).collect();
     // Targets exist, then none is stale.
@@ -238,17 +263,24 @@ fn write(
     let mut out = Vec::new();
     for (i, op) in intent.ops.iter().enumerate() {
         match op {
-            Op::Assert(a) => out.push(new_row(acct, intent, i, a, &[], timestamp, seq, auth)),
+            Op::Assert(a) => out.push(new_row(
+                acct,
+                intent,
+                (i, a, &[]),
+                timestamp,
+                seq,
+                auth,
+                limits,
+            )),
             Op::Amend(a) => {
                 let new = new_row(
                     acct,
                     intent,
-                    i,
-                    &a.replacement,
-                    &a.targets,
+                    (i, &a.replacement, &a.targets),
                     timestamp,
                     seq,
                     auth,
+                    limits,
                 );
                 for t in &a.targets {
                     let mut old = find(acct, t).expect("checked").clone();
@@ -305,21 +337,20 @@ fn bump(row: &mut Row, seq: i64, generation: i64) {
     row.generation = generation;
 }
 
-#[allow(clippy::too_many_arguments)]
 fn new_row(
     acct: &Account,
     intent: &Intent,
-    index: usize,
-    a: &AssertOp,
-    supersedes: &[String],
+    (index, a, supersedes): (usize, &AssertOp, &[String]),
     timestamp: i64,
     seq: i64,
     auth: i32,
+    limits: &Limits,
 ) -> Row {
     let slot = a.slot.as_deref().and_then(slots::canonical);
     let valid_from = a.valid_from.unwrap_or(timestamp);
     Row {
-        memory_id: ids::memory_id(
+        memory_id: ids::memory_id_with(
+            limits.secret(),
             &intent.account_id,
             &intent.action_id,
             index,
@@ -361,7 +392,8 @@ fn new_row(
         embedding: a.embedding.clone(),
         authority: auth,
         revision: 1,
-        content_hash: ids::content_hash(
+        content_hash: ids::content_hash_with(
+            limits.keying(&intent.account_id),
             a.kind.as_str(),
             &a.content,
             a.body.as_deref(),
@@ -375,6 +407,7 @@ fn new_row(
         extractor: intent.extractor.clone(),
         tenant: intent.tenant.clone(),
         generation: acct.generation,
+        sealed: None,
     }
 }
 
@@ -440,7 +473,8 @@ fn purge(
             row.closed_reason = None;
             row.sensitivity.labels.clear();
         }
-        row.content_hash = ids::content_hash(
+        row.content_hash = ids::content_hash_with(
+            limits.keying(&intent.account_id),
             row.kind.as_str(),
             "",
             None,
@@ -453,7 +487,7 @@ fn purge(
     }
     let cuts = split_sizes(
         commit_overhead_bytes(&intent.account_id, &intent.action_id),
-        out.iter().map(op_bytes),
+        out.iter().map(|r| op_bytes(r, limits)),
         limits,
     );
     let mut at = 0;

@@ -6,7 +6,9 @@
 //! v3, the default, also sensitivity labels and evidence checksums, whose SHA-256 hex the scan
 //! looks for), in rows purged by row, by subject entity and by whole account. Real RocksDB,
 //! with its write-ahead log on; each marker is first checked to be in the files, so the check
-//! can fail.
+//! can fail. Run under rules v3, whose rows are stored in the clear (a ledger started before
+//! v4 keeps them so): under v4 no marker reaches the files in the clear at all, and what a
+//! purge erases there is the data key (`testkit/tests/shredding.rs`).
 
 use kledger_processors::{Limits, RecordMeta};
 use kledger_schemas::*;
@@ -57,7 +59,11 @@ struct Stores {
 impl Stores {
     /// Decides `intents` in one batch, writes state, folds the commits into the view store.
     fn write(&mut self, intents: Vec<Intent>) -> Vec<Commit> {
-        let mut applier = Applier::new(&self.state, Limits::default());
+        let limits = Limits {
+            rules: kledger_processors::Rules::V3,
+            ..Limits::default()
+        };
+        let mut applier = Applier::new(&self.state, limits);
         let mut commits = Vec::new();
         for i in intents {
             let meta = RecordMeta {

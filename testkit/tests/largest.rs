@@ -14,7 +14,8 @@ use kledger_testkit::ledger::Ledger;
 /// A budget every largest intent fits.
 const BIG: Limits = Limits {
     record_bytes_max: 64 << 20,
-    rules: kledger_processors::Rules::V3,
+    rules: kledger_processors::Rules::V4,
+    secret: kledger_processors::ids::LedgerSecret([7; 32]),
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,9 +92,13 @@ fn run(kind: OpKind, n: usize, limits: Limits) -> (Intent, Decision) {
 }
 
 /// The size bound decide holds a commit of `intent` to.
-fn bound(intent: &Intent, commit: &Commit) -> usize {
+fn bound(intent: &Intent, commit: &Commit, limits: &Limits) -> usize {
     commit_overhead_bytes(&intent.account_id, &intent.action_id)
-        + commit.ops.iter().map(|o| op_bytes(&o.row)).sum::<usize>()
+        + commit
+            .ops
+            .iter()
+            .map(|o| op_bytes(&o.row, limits))
+            .sum::<usize>()
 }
 
 #[test]
@@ -139,7 +144,7 @@ fn measure(kind: OpKind, n: usize) -> Line {
         "{name} x{n}: one commit under the big budget"
     );
     let commit = &d.commits[0];
-    let (record_bytes, bound_bytes) = (d.records[0].len(), bound(&intent, commit));
+    let (record_bytes, bound_bytes) = (d.records[0].len(), bound(&intent, commit, &BIG));
     assert!(
         record_bytes <= bound_bytes,
         "{name} x{n}: {record_bytes} > {bound_bytes}"
@@ -248,6 +253,15 @@ fn the_largest_tombstone_fits_the_smallest_budget() {
     largest_tombstone_fits(Limits::default());
 }
 
+/// Rules v3's tombstones are not sealed: the largest fits too.
+#[test]
+fn the_largest_v3_tombstone_fits_the_smallest_budget() {
+    largest_tombstone_fits(Limits {
+        rules: kledger_processors::Rules::V3,
+        ..Limits::default()
+    });
+}
+
 /// Rules v2's tombstones keep the close reason and labels: the largest fits too.
 #[test]
 fn the_largest_v2_tombstone_fits_the_smallest_budget() {
@@ -281,7 +295,7 @@ fn largest_tombstone_fits(limits: Limits) {
         limits.rules
     );
     let overhead = commit_overhead_bytes(&intent.account_id, &intent.action_id);
-    let tombstone = op_bytes(row);
+    let tombstone = op_bytes(row, &limits);
     eprintln!(
         "largest tombstone ({:?}): op_bytes {tombstone} + overhead {overhead} = {} of \
          RECORD_BYTES_MIN {RECORD_BYTES_MIN} (record {} bytes)",

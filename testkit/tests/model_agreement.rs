@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use kledger_processors::Limits;
 use kledger_schemas::Outcome;
-use kledger_testkit::{GenConfig, Generator, Ledger, Model};
+use kledger_testkit::{GenConfig, Generator, Ledger, Model, unsealed};
 use proptest::prelude::*;
 
 fn run(cfg: GenConfig, n: usize) -> BTreeMap<Outcome, usize> {
@@ -34,7 +34,7 @@ fn run_within(cfg: GenConfig, n: usize, limits: Limits) -> (BTreeMap<Outcome, us
         let rows: Vec<_> = d
             .commits
             .iter()
-            .flat_map(|c| c.ops.iter().map(|o| o.row.clone()))
+            .flat_map(|c| c.ops.iter().map(|o| unsealed(&o.row)))
             .collect();
         assert_eq!(rows, m.rows, "{}", ctx());
         *outcomes.entry(d.receipt.outcome).or_insert(0) += 1;
@@ -43,7 +43,8 @@ fn run_within(cfg: GenConfig, n: usize, limits: Limits) -> (BTreeMap<Outcome, us
     for account in model.accounts() {
         let mut want = model.rows(account).to_vec();
         want.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
-        assert_eq!(ledger.rows(account), want, "final rows of {account}");
+        let got: Vec<_> = ledger.rows(account).iter().map(unsealed).collect();
+        assert_eq!(got, want, "final rows of {account}");
     }
     (outcomes, split)
 }

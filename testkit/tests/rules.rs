@@ -689,9 +689,25 @@ fn rule6_commit_fields() {
     // memory_id = mem_ + ULID whose time part is valid_from.
     let ulid = ids::parse_ulid(row.memory_id.strip_prefix("mem_").unwrap()).unwrap();
     assert_eq!((ulid >> 80) as i64, T0 - 1_000);
+    // Rules v4 (the default): its 80 bits are keyed with the ledger's secret.
+    let secret = l.limits().secret;
     assert_eq!(
         row.memory_id,
-        ids::memory_id(ACCT, "a1", 0, &op, Some("home_city"), T0 - 1_000, &[])
+        ids::memory_id_with(
+            Some(&secret),
+            ACCT,
+            "a1",
+            0,
+            &op,
+            Some("home_city"),
+            T0 - 1_000,
+            &[]
+        )
+    );
+    assert_ne!(
+        row.memory_id,
+        ids::memory_id(ACCT, "a1", 0, &op, Some("home_city"), T0 - 1_000, &[]),
+        "without the secret the id is another"
     );
 }
 
@@ -1162,7 +1178,7 @@ fn budget_commit_too_large_at_its_boundary() {
         + d.commits[0]
             .ops
             .iter()
-            .map(|o| op_bytes(&o.row))
+            .map(|o| op_bytes(&o.row, &Limits::default()))
             .sum::<usize>();
     assert!(d.records[0].len() <= bound, "the bound holds the record");
     // At the bound: committed, and the record fits.

@@ -21,6 +21,12 @@ fn store() -> (tempfile::TempDir, ViewStore) {
 
 /// Folds commits the way the sink does: one batch, outbox offsets counted per partition.
 fn fold_all(s: &ViewStore, commits: &[Commit]) -> (u64, u64) {
+    // The keys the sink reads from the keys topic before it folds (rules v4).
+    kledger_state::KeyCache::add(
+        s,
+        &kledger_testkit::ledger::key_records(commits, PARTITIONS),
+    )
+    .unwrap();
     let mut batch = kledger_state::ViewBatch::default();
     let mut next = [0i64; PARTITIONS as usize];
     for c in commits {

@@ -113,7 +113,7 @@ fn main() {
         text,
         want,
     } = setup(200_000);
-    let (mut limit, mut ours) = (Vec::new(), Vec::new());
+    let (mut limit, mut ours, mut clear) = (Vec::new(), Vec::new(), Vec::new());
     for run in 0..RUNS {
         // Each run has its own topics (same intents), so no run reads another's outputs.
         let mut c = base.clone();
@@ -166,6 +166,34 @@ fn main() {
         let rate = processor_run(&rt, &c, &want, records.len());
         println!("run {run}: kledger processor {rate:.0} intents/s");
         ours.push(rate);
+
+        // The same intents decided under rules v3 (content in the clear, no data keys): what
+        // sealing costs. Its own topics, so it reads none of the run above.
+        let mut v3 = c.clone();
+        v3.kafka.topic_prefix = format!("bench{run}v3");
+        v3.kafka.group_id = format!("bench-v3-{run}");
+        v3.limits.rules = kledger_topology::config::RulesVersion::V3;
+        v3.state.dir = dir.path().join(format!("state-v3-{run}"));
+        v3.views.dir = dir.path().join(format!("views-v3-{run}"));
+        v3.vectors.dir = dir.path().join(format!("vectors-v3-{run}"));
+        rt.block_on(topics::create(
+            &v3.kafka.bootstrap_servers,
+            &v3.topics(),
+            PARTITIONS,
+            1,
+            v3.limits.kafka_message_bytes(),
+        ))
+        .expect("topics");
+        publish::publish(
+            &v3,
+            PARTITIONS,
+            &mut BufReader::new(Cursor::new(text.clone())),
+            false,
+        )
+        .expect("publish");
+        let rate = processor_run(&rt, &v3, &want, records.len());
+        println!("run {run}: kledger processor, rules v3 (not sealed) {rate:.0} intents/s");
+        clear.push(rate);
     }
     let text = kledger_topology::metrics::install()
         .expect("metrics")
@@ -176,11 +204,15 @@ fn main() {
     }) {
         println!("  {line}");
     }
-    let (l, o) = (median(limit), median(ours));
+    let (l, o, v3) = (median(limit), median(ours), median(clear));
     println!(
         "median over {RUNS} runs, {} intents, {PARTITIONS} partitions: pass-through {l:.0}/s, kledger {o:.0}/s, ratio {:.2} (goal ≥ 0.70)",
         records.len(),
         o / l
+    );
+    println!(
+        "sealing (rules v4) against rules v3: {o:.0}/s vs {v3:.0}/s, ratio {:.2}",
+        o / v3
     );
     broker.stop();
 }

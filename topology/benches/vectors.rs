@@ -102,7 +102,7 @@ fn main() {
             positions.insert(c.partition, c.offset + 1);
         }
         marks
-            .write(&applied, &positions.into_iter().collect())
+            .write(&applied, &positions.into_iter().collect(), &[])
             .expect("marks");
     }
     let sink_s = started.elapsed().as_secs_f64();
@@ -196,6 +196,7 @@ fn main() {
         }))),
         exports: Arc::new(tokio::sync::Semaphore::new(2)),
         receipts: Arc::default(),
+        state: None,
     };
     let accounts: Vec<String> = {
         let mut a: Vec<String> = ledger

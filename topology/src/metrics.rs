@@ -42,6 +42,14 @@ pub const PARTITIONS: &str = "kledger_partitions";
 pub const STORE_ERASURES_TOTAL: &str = "kledger_store_erasures_total";
 /// Gauge: seconds those erasures took in all since the process started, by `store`.
 pub const STORE_ERASURE_SECONDS: &str = "kledger_store_erasure_seconds";
+/// Counter: data keys destroyed by purges whose tombstones the processor wrote to the keys
+/// topic (rules v4).
+pub const KEYS_DESTROYED_TOTAL: &str = "kledger_keys_destroyed_total";
+/// Gauge: purges the view store folded whose receipt is not complete (some copy still holds
+/// what they erase, within its bound: `GET /v1/purges/{action_id}`).
+pub const PURGES_PENDING: &str = "kledger_purges_pending";
+/// Gauge: age of the oldest of those purges, seconds since its commit.
+pub const PURGE_PENDING_SECONDS: &str = "kledger_purge_pending_seconds";
 /// 1 while the processor is degraded (a partition keeps failing; it retries with backoff),
 /// else 0.
 pub const PROCESSOR_DEGRADED: &str = "kledger_processor_degraded";
@@ -101,6 +109,9 @@ pub const ALL: &[&str] = &[
     PARTITIONS,
     STORE_ERASURES_TOTAL,
     STORE_ERASURE_SECONDS,
+    KEYS_DESTROYED_TOTAL,
+    PURGES_PENDING,
+    PURGE_PENDING_SECONDS,
     PROCESSOR_DEGRADED,
     RECORDS_REFUSED_TOTAL,
     GROUP_UNOWNED_PARTITIONS,

@@ -362,9 +362,10 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         .map(|l| serde_json::from_str::<Row>(l).unwrap())
         .find(|r| r.memory_id == porto_id && r.status == Status::Active)
         .unwrap();
+    // Rules v4: the row's content is sealed under its data key, in every local store.
     assert!(
-        !kledger_testkit::residue::files_containing(dir.path(), b"Lives in Porto").is_empty(),
-        "the text is on disk before the purge"
+        kledger_testkit::residue::files_containing(dir.path(), b"Lives in Porto").is_empty(),
+        "the text is on disk in the clear before the purge"
     );
     let mut i = intent(ACCT, "a5", u, 4, vec![purge(&porto_row, "user asked")]);
     i.planned_against.targets.push(target_ref(&porto_row));

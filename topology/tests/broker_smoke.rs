@@ -17,7 +17,7 @@ async fn topics_are_created_and_checked() {
     let created = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
         .await
         .unwrap();
-    assert_eq!(created.len(), 5);
+    assert_eq!(created.len(), 6);
     let again = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
         .await
         .unwrap();

@@ -37,6 +37,7 @@ fn mock_config(
         c.topics().receipts,
         c.topics().views,
         c.topics().deadletter,
+        c.topics().keys,
     ] {
         mock.create_topic(&t, PARTITIONS, 1).unwrap();
     }
@@ -73,6 +74,8 @@ fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
     c.kafka.transactional_id = Some("kledger-test-tx".into());
     let records = stream(43, 800);
     publish_all(&c, &records);
+    // The ledger's secret is written before the fault, which is meant for a transaction.
+    kledger_testkit::kafka::ledger_secret(&c);
     let rt = rt();
     let running = rt.block_on(app::start(c.clone())).unwrap();
     // A non-retriable produce error fails one batch: the transaction is aborted, state is
@@ -107,7 +110,7 @@ fn transactional_mode_runs_begin_send_offsets_commit_and_abort() {
     // The mock shows aborted records to read_committed readers, so an aborted batch's
     // commits may appear; they are byte-identical to the retried ones (same state, same
     // input), and nothing else is in the outbox.
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
     assert_outbox_exact(&unique, &want);
 }
@@ -158,7 +161,7 @@ fn a_failing_broker_degrades_the_processor_and_it_recovers_by_itself() {
         std::thread::sleep(Duration::from_millis(50));
     }
     rt.block_on(running.stop()).unwrap();
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
     assert_outbox_exact(&unique, &want);
 }

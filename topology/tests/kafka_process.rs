@@ -89,7 +89,7 @@ fn two_processors_and_a_rebalance_give_the_same_outbox_as_one() {
     );
     stop(a);
     stop(bb);
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c_a, &records, PARTITIONS);
     // tansu completes a rebalance without waiting for the old owner, which keeps writing
     // until its next poll: a zombie window. Its commits are byte-identical (deterministic
     // decide), so the outbox equals the single run's once identical repeats are dropped.
@@ -129,7 +129,7 @@ fn roles_in_separate_processes_serve_reads_from_the_processors_views() {
     );
     wait_ready(&mut a, port_a, dir.path(), "apply");
     wait_answered(&c, &records, Duration::from_secs(120));
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     let account = want[0].account_id.clone();
     let parts: Vec<&str> = account.split('/').collect();
     // Every version of the account's rows as a view store folded offline holds them.
@@ -330,7 +330,7 @@ fn a_sqlite_broker_serves_records_stamped_before_1970() {
     wait_answered(&c, &records, Duration::from_secs(180));
     let got = commits(&broker.bootstrap, &c);
     stop(p);
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     assert_outbox_exact(&got, &want);
     let bad: usize = receipts(&broker.bootstrap, &c)
         .iter()

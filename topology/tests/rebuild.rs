@@ -25,7 +25,7 @@ const PARTITIONS: i32 = 4;
 
 /// Per account, the last commit_seq `kledger apply` gives.
 fn last_seqs(c: &Config, records: &[kledger_schemas::IntentRecord]) -> BTreeMap<String, i64> {
-    let (want, _) = expected(records, c.kafka.partitions);
+    let (want, _) = expected(c, records, c.kafka.partitions);
     let mut m = BTreeMap::new();
     for x in want {
         m.insert(x.account_id, x.commit_seq);

@@ -116,7 +116,7 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
     assert_eq!(dead[0].payload, bogus, "the original bytes are kept");
 
     // The same commits as the offline mode, whatever the framing.
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     assert_outbox_exact(&commits(&b.bootstrap, &c), &want);
     let codec = Codec::connect(&c).unwrap();
     let lookups = registry.id_lookups();

@@ -26,7 +26,11 @@ const PARTITIONS: i32 = 4;
 struct Fixture {
     intents: BTreeMap<i32, Vec<OwnedMessage>>,
     outbox: BTreeMap<i32, Vec<OwnedMessage>>,
+    /// The data keys the processor wrote before the commits (rules v4).
+    keys: BTreeMap<i32, Vec<OwnedMessage>>,
 }
+
+type Topic = BTreeMap<i32, Vec<OwnedMessage>>;
 
 fn intents_topic(records: &[IntentRecord]) -> BTreeMap<i32, Vec<OwnedMessage>> {
     let mut by_p: BTreeMap<i32, Vec<OwnedMessage>> = BTreeMap::new();
@@ -67,11 +71,13 @@ fn renumber(records: Vec<OwnedMessage>) -> Vec<OwnedMessage> {
         .collect()
 }
 
-fn live_outbox(intents: &BTreeMap<i32, Vec<OwnedMessage>>) -> BTreeMap<i32, Vec<OwnedMessage>> {
+/// The outbox and keys topic the processor writes for `intents`.
+fn live_outbox(intents: &Topic) -> (Topic, Topic) {
     let store = MemoryStore::new();
     let topics = Topics::new("kledger");
     let lookup = Codec::single_object();
-    let mut out: BTreeMap<i32, Vec<OwnedMessage>> = BTreeMap::new();
+    let mut out: Topic = BTreeMap::new();
+    let mut keys: Topic = BTreeMap::new();
     for (&p, records) in intents {
         // Batches of another size than replay's: decisions must not depend on batching.
         for chunk in records.chunks(333) {
@@ -87,6 +93,19 @@ fn live_outbox(intents: &BTreeMap<i32, Vec<OwnedMessage>>) -> BTreeMap<i32, Vec<
             )
             .unwrap();
             store.write(&applier.into_writes()).unwrap();
+            let part = keys.entry(p).or_default();
+            for o in d.keys {
+                let offset = part.len() as i64;
+                part.push(OwnedMessage::new(
+                    Some(o.payload),
+                    o.key,
+                    "kledger.keys.v1".into(),
+                    Timestamp::CreateTime(0),
+                    p,
+                    offset,
+                    None,
+                ));
+            }
             let part = out.entry(p).or_default();
             for o in d.out.into_iter().filter(|o| o.kind == OutKind::Outbox) {
                 let offset = part.len() as i64;
@@ -102,14 +121,18 @@ fn live_outbox(intents: &BTreeMap<i32, Vec<OwnedMessage>>) -> BTreeMap<i32, Vec<
             }
         }
     }
-    out
+    (out, keys)
 }
 
 fn fixture() -> Fixture {
     let records = common::stream(77, 40, 3_000);
     let intents = intents_topic(&records);
-    let outbox = live_outbox(&intents);
-    Fixture { intents, outbox }
+    let (outbox, keys) = live_outbox(&intents);
+    Fixture {
+        intents,
+        outbox,
+        keys,
+    }
 }
 
 fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
@@ -119,6 +142,7 @@ fn run(f: &Fixture, from: &BTreeMap<i32, i64>) -> Report {
         Ok((
             Box::new(f.intents.get(&p).cloned().unwrap_or_default().into_iter()),
             Box::new(f.outbox.get(&p).cloned().unwrap_or_default().into_iter()),
+            Box::new(f.keys.get(&p).cloned().unwrap_or_default().into_iter()),
         ))
     };
     replay::verify(
@@ -162,7 +186,8 @@ fn an_altered_outbox_record_is_reported_where_it_is() {
     let mut f = fixture();
     let (p, at) = (2, 57);
     let mut c = commit_at(&f, p, at);
-    c.ops[0].row.content.push_str(" (edited)");
+    // The content is sealed (rules v4): altering it alters the ciphertext.
+    c.ops[0].row.sealed.as_mut().unwrap().ciphertext.0[3] ^= 1;
     let m = &f.outbox[&p][at];
     let forged = OwnedMessage::new(
         Some(encode_single_object(&c)),
@@ -186,8 +211,8 @@ fn an_altered_outbox_record_is_reported_where_it_is() {
     assert!(
         d.fields
             .iter()
-            .any(|(path, _, _)| path == "ops[0].row.content"),
-        "field diff names the content: {:?}",
+            .any(|(path, _, _)| path.starts_with("ops[0].row.sealed.ciphertext")),
+        "field diff names the sealed content: {:?}",
         d.fields
     );
     assert!(

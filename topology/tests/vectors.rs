@@ -53,7 +53,7 @@ fn feed(index: &dyn VectorIndex, marks: &MarkStore, commits: &[Commit], embedder
             let cur = marks.applied(&a).unwrap();
             latest.insert(a, s.max(cur));
         }
-        marks.write(&latest, &Default::default()).unwrap();
+        marks.write(&latest, &Default::default(), &[]).unwrap();
     }
 }
 

@@ -64,6 +64,7 @@ fn convert(value: &Value, schema: &Schema, names: &NamesRef<'_>) -> Result<Json,
         (Value::Float(f), _) => number(f64::from(*f))?,
         (Value::Double(f), _) => number(*f)?,
         (Value::String(s), _) => Json::String(s.clone()),
+        (Value::Bytes(b), _) => Json::Array(b.iter().map(|x| Json::from(*x)).collect()),
         (Value::Enum(_, symbol), _) => Json::String(symbol.clone()),
         (Value::Union(i, inner), Schema::Union(union)) => {
             let branches = union.variants();

@@ -296,3 +296,23 @@ pub struct Embedding {
     pub vector: Vec<f32>,
 }
 avro_record!(Embedding { model, vector });
+
+/// Avro `bytes` (JSON form: an array of numbers).
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Bytes(pub Vec<u8>);
+
+impl std::fmt::Debug for Bytes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Bytes({} bytes)", self.0.len())
+    }
+}
+
+impl crate::avro::AvroCodec for Bytes {
+    fn encode(&self, out: &mut Vec<u8>) {
+        crate::avro::write_bytes(out, &self.0);
+    }
+    fn decode(r: &mut crate::avro::Reader<'_>) -> Result<Self, crate::avro::DecodeError> {
+        r.read_bytes().map(|b| Self(b.to_vec()))
+    }
+}

@@ -124,15 +124,38 @@ prop_compose! {
         status in pick(Status::ALL), superseded_by in option::of(s()), closed_reason in option::of(s()),
         write_reason in pick(WriteReason::ALL), flags in any::<(bool, bool)>(), authority in any::<i32>(),
         revision in any::<i64>(), content_hash in s(), commit_seq in any::<i64>(), action_id in s(),
-        source in source(), tenant in tenant(), generation in any::<i64>()) -> Row {
-        Row { memory_id, kind: a.kind, content: a.content, body: a.body, condition: a.condition, slot: a.slot,
+        source in source(), tenant in tenant(), generation in any::<i64>(),
+        sealed in option::of((s(), s(), vec(any::<u8>(), 0..40)))) -> Row {
+        let row = Row { memory_id, kind: a.kind, content: a.content, body: a.body, condition: a.condition, slot: a.slot,
             subject: a.subject, valid_from, valid_to: a.valid_to, expires_at: a.expires_at, recorded_at, status,
             superseded_by, closed_reason, write_reason, intent_backed: flags.0, user_asserted: flags.1,
             assertion_class: a.assertion_class, confidence: a.confidence, curation_weight: a.curation_weight,
             sensitivity: a.sensitivity, visibility: a.visibility, acl: a.acl, tags: a.tags, lang: a.lang,
             evidence: a.evidence, embedding: a.embedding, authority, revision, content_hash, commit_seq, action_id,
-            source, extractor: Extractor { name: "x".into(), version: "1".into() }, tenant, generation }
+            source, extractor: Extractor { name: "x".into(), version: "1".into() }, tenant, generation,
+            sealed: sealed.map(|(key_id, mac, c)| Sealed { key_id, mac, ciphertext: Bytes(c) }) };
+        sealed_as_stored(row)
     }
+}
+
+/// A sealed row as it is stored and sent: its content-bearing fields empty (the ciphertext
+/// holds them), evidence lineage kept.
+fn sealed_as_stored(mut row: Row) -> Row {
+    if row.sealed.is_some() {
+        row.content = String::new();
+        row.body = None;
+        row.condition = None;
+        row.closed_reason = None;
+        row.sensitivity.labels.clear();
+        row.tags.clear();
+        for e in &mut row.evidence {
+            e.locator = Locator::default();
+            e.quote = None;
+            e.checksum = None;
+        }
+        row.embedding = None;
+    }
+    row
 }
 
 prop_compose! {
@@ -140,9 +163,9 @@ prop_compose! {
         intent_digest in s(), recorded_at in any::<i64>(), intent_partition in any::<i32>(), intent_offset in any::<i64>(),
         generation in any::<i64>(), rebased in any::<bool>(),
         ops in vec((pick(Change::ALL), row()).prop_map(|(change, row)| CommitOp { change, row }), 0..3),
-        continues in any::<bool>()) -> Commit {
+        continues in any::<bool>(), keyed in any::<bool>()) -> Commit {
         Commit { account_id, commit_seq, prev_hash, head_hash, action_id, intent_digest, recorded_at, intent_partition,
-            intent_offset, generation, rebased, ops, continues }
+            intent_offset, generation, rebased, ops, continues, keyed }
     }
 }
 

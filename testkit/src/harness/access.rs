@@ -288,6 +288,10 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         marks: Some(MarkStore::open(&dir.path().join("marks"))?),
     };
     let embedder = LocalEmbedder::new(256);
+    // The data keys the sinks read from the keys topic before they fold (rules v4).
+    let keys = crate::ledger::key_records(&ledger.commits, 4);
+    kledger_state::KeyCache::add(&views, &keys)?;
+    kledger_state::KeyCache::add(g.marks()?, &keys)?;
     let positioned = crate::kafka::positioned(&ledger.commits, |c| c.intent_partition);
     for chunk in positioned.chunks(500) {
         let read: Vec<(i32, i64)> = chunk.iter().map(|c| (c.partition, c.offset)).collect();
@@ -370,6 +374,7 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         ))),
         exports: Arc::new(tokio::sync::Semaphore::new(2)),
         receipts: Arc::default(),
+        state: None,
     };
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xACCE55);
     let leak = |f: &mut AccessFigures, what: String| {

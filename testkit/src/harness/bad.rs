@@ -219,7 +219,11 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
         &kledger_state::MemoryStore::new(),
         &mut BufReader::new(Cursor::new(jsonl(&valid))),
         PARTITIONS,
-        Default::default(),
+        // Ids keyed as the processor keys them (rules v4).
+        kledger_processors::Limits {
+            secret: crate::kafka::ledger_secret(&c),
+            ..Default::default()
+        },
         kledger_topology::config::BulkConfig::default().records_max,
         kledger_topology::pipeline::offline::Sinks {
             receipts: &mut offline_receipts,

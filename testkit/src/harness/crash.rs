@@ -146,7 +146,26 @@ fn outcome(
     got: &[(i32, kledger_schemas::Commit)],
     rs: &[kledger_schemas::Receipt],
 ) -> anyhow::Result<(usize, Findings, bool)> {
-    let (want, want_digest) = expected(records, partitions);
+    outcome_with(
+        c,
+        crate::kafka::ledger_secret(c),
+        records,
+        partitions,
+        got,
+        rs,
+    )
+}
+
+/// [`outcome`] with the ledger's `secret` read beforehand (the broker may be gone).
+fn outcome_with(
+    c: &kledger_topology::config::Config,
+    secret: kledger_processors::ids::LedgerSecret,
+    records: &[kledger_schemas::IntentRecord],
+    partitions: i32,
+    got: &[(i32, kledger_schemas::Commit)],
+    rs: &[kledger_schemas::Receipt],
+) -> anyhow::Result<(usize, Findings, bool)> {
+    let (want, want_digest) = crate::kafka::expected_with_secret(secret, records, partitions);
     let answered: std::collections::BTreeSet<(i32, i64)> = rs
         .iter()
         .map(|r| (r.intent_partition, r.intent_offset))
@@ -332,10 +351,12 @@ pub fn crash_loop_early(
     if let Err(why) = answered_all {
         tracing_free_note(&why);
     }
-    // Read back while the broker still runs, then stop it.
+    // Read back while the broker still runs (the ledger's secret too), then stop it.
     let (got, rs) = (commits(&bootstrap, &c), receipts(&bootstrap, &c));
+    let secret = crate::kafka::ledger_secret(&c);
     drop(broker);
-    let (answered, oracle, digest_equal) = outcome(&c, &records, EARLY_PARTITIONS, &got, &rs)?;
+    let (answered, oracle, digest_equal) =
+        outcome_with(&c, secret, &records, EARLY_PARTITIONS, &got, &rs)?;
     Ok(EarlyCrashFigures {
         static_membership,
         intents: records.len(),

@@ -105,7 +105,14 @@ fn mock_config(
         .producer_properties
         .insert("max.in.flight.requests.per.connection".into(), "1".into());
     let t = c.topics();
-    for name in [&t.intents, &t.outbox, &t.receipts, &t.views, &t.deadletter] {
+    for name in [
+        &t.intents,
+        &t.outbox,
+        &t.receipts,
+        &t.views,
+        &t.deadletter,
+        &t.keys,
+    ] {
         mock.create_topic(name, PARTITIONS, 3)?;
     }
     Ok(c)
@@ -223,7 +230,7 @@ fn run(
     if let Err(e) = rt.block_on(running.stop()) {
         eprintln!("faults ({mode:?}): the runtime stopped with: {e:#}");
     }
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     let got = commits(&c.kafka.bootstrap_servers, &c);
     Ok((progressed, check(&got, &want)))
 }

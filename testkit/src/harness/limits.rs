@@ -102,7 +102,14 @@ pub fn limits(bin: &Path, seed: u64, purge_rows: usize) -> anyhow::Result<Limits
         "harness-limits",
     );
     create_topics(&b, &c);
-    let mut reference = Ledger::with_limits(PARTITIONS, Limits::default());
+    // The reference keys ids with the ledger's secret, as the processor does (rules v4).
+    let mut reference = Ledger::with_limits(
+        PARTITIONS,
+        Limits {
+            secret: crate::kafka::ledger_secret(&c),
+            ..Limits::default()
+        },
+    );
     // Per (account, action): its answers in order (a generated stream retries some actions).
     let mut expect: BTreeMap<(String, String), Vec<Answer>> = BTreeMap::new();
     let want =

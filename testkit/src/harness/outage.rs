@@ -114,7 +114,14 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         },
     );
     let t = c.topics();
-    for name in [&t.intents, &t.outbox, &t.receipts, &t.views, &t.deadletter] {
+    for name in [
+        &t.intents,
+        &t.outbox,
+        &t.receipts,
+        &t.views,
+        &t.deadletter,
+        &t.keys,
+    ] {
         mock.create_topic(name, PARTITIONS, 1)?;
     }
     // A short first part, then a long one the processor is still deciding when the broker
@@ -156,7 +163,7 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         .is_ok();
     let alive = !running.finished();
     let stopped = rt.block_on(running.stop());
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     let (unique, _) = dedup_identical(&commits(&c.kafka.bootstrap_servers, &c));
     let mut oracle = check(&unique, &want);
     if stopped.is_err() {

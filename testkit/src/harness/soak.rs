@@ -173,7 +173,7 @@ pub fn soak(
         let last = mean(&rss[2 * third..]);
         f.rss_growth = (last - middle) / middle.max(1.0);
     }
-    let (want, _) = expected(&records, PARTITIONS);
+    let (want, _) = expected(&c, &records, PARTITIONS);
     f.oracle = check(&commits(&b.bootstrap, &c), &want);
     Ok(f)
 }

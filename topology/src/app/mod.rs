@@ -116,6 +116,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
             search: search.clone(),
             exports: Arc::new(tokio::sync::Semaphore::new(config.api.exports_max)),
             receipts: Arc::default(),
+            state: store.clone(),
         }),
         _ => None,
     };
@@ -162,6 +163,9 @@ async fn serve_http(
     let config = &ctx.config;
     if config.http.listen.is_empty() {
         return Ok(None);
+    }
+    if let Some(api) = &api {
+        crate::serve::api::purges::watch(api.clone(), ctx.shutdown.clone());
     }
     let router = http::router(
         handle,

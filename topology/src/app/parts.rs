@@ -103,6 +103,7 @@ fn drive_sink<T: Send + Sync + 'static, P: Projection>(
             Ok(live.generation() != generation)
         };
         drive_live(
+            &ctx.config,
             &mut projection,
             &mut reader,
             &mut swapped,

@@ -64,7 +64,13 @@ impl ApplyArgs {
             store.as_ref(),
             &mut reader,
             self.partitions,
-            config.limits.decide(),
+            // A state directory keeps its own ledger secret (no keys topic here), made at its
+            // first run; a run in memory keys with the all-zero secret, so one input gives the
+            // same ids on every run (the file it reads holds the text in the clear anyway).
+            config.limits.decide(match &self.state {
+                Some(_) => kledger_state::local_ledger_secret(store.as_ref())?,
+                None => Default::default(),
+            }),
             config.bulk.records_max,
             sinks,
         )?;

@@ -35,8 +35,11 @@ pub enum RulesVersion {
     /// Every text field checked for hidden characters; ACL entries as identifiers.
     V2,
     /// v2, and a purge's tombstone keeps no close reason, labels or evidence checksums.
-    #[default]
     V3,
+    /// v3, and crypto-shredding: rows sealed under data keys a purge destroys, ids and hashes
+    /// keyed with the ledger's secret, a head hash independent of the topic layout.
+    #[default]
+    V4,
 }
 
 impl Default for LimitsConfig {
@@ -49,15 +52,26 @@ impl Default for LimitsConfig {
 }
 
 impl LimitsConfig {
-    /// The decision's bounds.
-    pub fn decide(&self) -> kledger_processors::Limits {
+    /// The rules version.
+    pub fn rules(&self) -> kledger_processors::Rules {
+        match self.rules {
+            RulesVersion::V1 => kledger_processors::Rules::V1,
+            RulesVersion::V2 => kledger_processors::Rules::V2,
+            RulesVersion::V3 => kledger_processors::Rules::V3,
+            RulesVersion::V4 => kledger_processors::Rules::V4,
+        }
+    }
+
+    /// The decision's bounds, with the ledger's `secret` (rules v4 key ids and hashes with
+    /// it; [`crate::kafka::secret`]).
+    pub fn decide(
+        &self,
+        secret: kledger_processors::ids::LedgerSecret,
+    ) -> kledger_processors::Limits {
         kledger_processors::Limits {
             record_bytes_max: self.record_bytes_max,
-            rules: match self.rules {
-                RulesVersion::V1 => kledger_processors::Rules::V1,
-                RulesVersion::V2 => kledger_processors::Rules::V2,
-                RulesVersion::V3 => kledger_processors::Rules::V3,
-            },
+            rules: self.rules(),
+            secret,
         }
     }
 

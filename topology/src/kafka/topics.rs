@@ -1,4 +1,4 @@
-//! Topic names and administration: create the five topics, check co-partitioning.
+//! Topic names and administration: create the six topics, check co-partitioning.
 
 use std::time::Duration;
 
@@ -20,6 +20,9 @@ pub struct Topics {
     pub views: String,
     /// Records that cannot be decoded.
     pub deadletter: String,
+    /// Data keys (rules v4), compacted: a key per sealed row (key = account and key id),
+    /// a tombstone when a purge destroys it, and the ledger's secret on partition 0.
+    pub keys: String,
 }
 
 /// Retention of receipts (7 days): they answer extractors, the outbox is the record.
@@ -29,6 +32,11 @@ pub const RECEIPTS_RETENTION_MS: i64 = 7 * 24 * 3_600_000;
 /// carry the text extractors sent, and only `replay verify` reads them once decided, from the
 /// retained window (`docs/privacy.md`).
 pub const INTENTS_RETENTION_MS: i64 = 7 * 24 * 3_600_000;
+
+/// The keys topic's `segment.ms`, `max.compaction.lag.ms` and `delete.retention.ms` (one hour
+/// each): a destroyed key's record is compacted away within about two hours on Kafka, and its
+/// tombstone an hour after that (`docs/privacy.md`).
+pub const KEYS_COMPACTION_MS: i64 = 3_600_000;
 
 /// What kledger sets on the topics it creates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +56,7 @@ impl Topics {
             receipts: format!("{prefix}.receipts.v1"),
             views: format!("{prefix}.views.v1"),
             deadletter: format!("{prefix}.deadletter.v1"),
+            keys: format!("{prefix}.keys.v1"),
         }
     }
 
@@ -59,11 +68,13 @@ impl Topics {
     /// every maintenance run).
     pub fn specs(&self, settings: TopicSettings) -> Vec<(&str, Vec<(&'static str, String)>)> {
         let max = ("max.message.bytes", settings.message_bytes_max.to_string());
+        // Segments roll hourly, so Kafka deletes a record within an hour of its retention.
         let by_time = |ms: i64| {
             vec![
                 ("cleanup.policy", "delete".to_owned()),
                 ("retention.ms", ms.to_string()),
                 ("retention.bytes", "-1".to_owned()),
+                ("segment.ms", "3600000".to_owned()),
                 max.clone(),
             ]
         };
@@ -89,6 +100,17 @@ impl Topics {
                 ],
             ),
             (self.deadletter.as_str(), intents),
+            (
+                self.keys.as_str(),
+                vec![
+                    ("cleanup.policy", "compact".to_owned()),
+                    ("segment.ms", KEYS_COMPACTION_MS.to_string()),
+                    ("max.compaction.lag.ms", KEYS_COMPACTION_MS.to_string()),
+                    ("min.compaction.lag.ms", "0".to_owned()),
+                    ("delete.retention.ms", KEYS_COMPACTION_MS.to_string()),
+                    max.clone(),
+                ],
+            ),
         ]
     }
 }
@@ -199,6 +221,7 @@ pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
         topics.receipts.as_str(),
         topics.views.as_str(),
         topics.deadletter.as_str(),
+        topics.keys.as_str(),
     ];
     let counts = partition_counts(bootstrap, &names)?;
     for (n, c) in names.iter().zip(&counts) {
@@ -222,6 +245,14 @@ pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
         bail!(
             "{} has {receipts} partitions but {} has {intents}: receipts go to the intent's partition",
             names[2],
+            names[0]
+        );
+    }
+    let keys = counts[5].unwrap_or(0);
+    if keys != intents {
+        bail!(
+            "{} has {keys} partitions but {} has {intents}: data keys go to the intent's partition",
+            names[5],
             names[0]
         );
     }

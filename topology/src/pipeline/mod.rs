@@ -1,6 +1,7 @@
 //! What kledger does with records: everything that reads or writes the topics for the ledger.
 //!
 //! - [`apply`]: the stream processor (the apply loop, batches, delivery, restore).
+//! - [`keys`]: the keys topic (rules v4): the ledger's secret, data keys, opening commits.
 //! - [`project`]: the projections of the outbox (views, vectors) and their one driver.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild`;
 //!   [`stateops`]: restoring a state directory.
@@ -11,6 +12,7 @@
 //! touch HTTP or the composition of a process.
 
 pub mod apply;
+pub mod keys;
 pub mod legacy_vectors;
 pub mod migrate;
 pub mod offline;

@@ -9,6 +9,11 @@
 //! partition, or the run stops with an error naming the line (deciding it would fork the
 //! account). Positions are stored with the state: running again over the same state directory
 //! skips records already decided, as a consumer group resumes.
+//!
+//! Under rules v4 the state holds rows sealed under data keys drawn at random for each new
+//! row, as the processor does. The commits written out are the decision: rows with their
+//! content in the clear (this is a local tool), their content's MAC, and no key id or
+//! ciphertext ([`decided`]), so one input gives the same lines on every run.
 
 use std::collections::BTreeMap;
 use std::io::{BufRead, Write};
@@ -240,7 +245,7 @@ fn run_batch<S: StateStore + ?Sized>(
             .entry(decision.receipt.outcome)
             .or_insert(0) += 1;
         summary.commits += decision.commits.len() as u64;
-        out_commits.extend(decision.commits);
+        out_commits.extend(decision.commits.into_iter().map(decided));
         out_receipts.push(decision.receipt);
     }
     store.write(&applier.into_writes())?;
@@ -255,6 +260,18 @@ fn run_batch<S: StateStore + ?Sized>(
         write_line(sinks.receipts, r)?;
     }
     Ok(())
+}
+
+/// A commit as the decision made it: its rows' sealing left out (their data keys are random),
+/// their content in the clear and its MAC kept.
+pub fn decided(mut c: kledger_schemas::Commit) -> kledger_schemas::Commit {
+    for op in &mut c.ops {
+        if let Some(s) = &mut op.row.sealed {
+            s.key_id.clear();
+            s.ciphertext = Default::default();
+        }
+    }
+    c
 }
 
 /// Writes `value` as one JSON line in one write, so a line never interleaves with another.

@@ -170,8 +170,10 @@ pub fn rebuild(
             max: VECTOR_BATCH_RECORDS,
         },
     };
-    let drove = project::drive_to_end(target.as_mut(), &mut reader, &lookup, ramp, &|n| bar.inc(n))
-        .with_context(|| format!("rebuild {projection:?}"))?;
+    let drove = project::drive_to_end(config, target.as_mut(), &mut reader, &lookup, ramp, &|n| {
+        bar.inc(n)
+    })
+    .with_context(|| format!("rebuild {projection:?}"))?;
     let (records, undecodable) = (drove.records, drove.undecodable);
     let read_all = started.elapsed().as_secs_f64() - drove.finish.as_secs_f64();
     drop(target);

@@ -19,10 +19,14 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use anyhow::Context;
+use kledger_processors::seal::DataKey;
 use kledger_processors::{Limits, ids};
 use kledger_schemas::Commit;
 use kledger_schemas::avro::{SchemaLookup, decode};
-use kledger_state::{Applier, Overlay, StateRead, StateStore, keys, restore_record};
+use kledger_state::{
+    Applier, KeySource, Overlay, StateError, StateRead, StateStore, keys, restore_key_record,
+    restore_record,
+};
 use rdkafka::message::{Message, OwnedMessage};
 use std::time::Instant;
 
@@ -32,7 +36,7 @@ use crate::kafka::reader::{PartitionReader, SOURCE_PROBE};
 
 use crate::kafka::codec::Codec;
 use crate::kafka::topics::Topics;
-use crate::pipeline::apply::batch::{OutKind, REFUSED, Refused, decide_batch};
+use crate::pipeline::apply::batch::{OutKind, Outgoing, REFUSED, Refused, decide_batch};
 
 /// Field differences listed in a report at most.
 pub const FIELD_DIFFS_MAX: usize = 20;
@@ -60,6 +64,10 @@ pub struct Counts {
     pub repeats: u64,
     /// Outbox commits folded before the start offset (not compared).
     pub folded: u64,
+    /// Outbox commits taken as they are because their intent touches rows a purge has since
+    /// erased (their data keys are destroyed, so the content cannot be decided again): their
+    /// chain and head hashes are checked, their content not (rules v4).
+    pub adopted: u64,
     /// Partitions that started later than asked, at their first retained intent (the broker
     /// deleted the earlier ones): partition → that intent's offset (`i64::MAX`: none retained).
     pub expired: BTreeMap<i32, i64>,
@@ -71,6 +79,7 @@ impl Counts {
         self.commits += o.commits;
         self.repeats += o.repeats;
         self.folded += o.folded;
+        self.adopted += o.adopted;
         self.expired.extend(&o.expired);
     }
 }
@@ -142,11 +151,239 @@ pub struct Report {
     pub difference: Option<Difference>,
 }
 
+/// The outbox partition being compared, with one record held back.
+struct Cursor<'a> {
+    outbox: &'a mut dyn Source,
+    held: Option<OwnedMessage>,
+}
+
+impl Cursor<'_> {
+    fn next(&mut self) -> anyhow::Result<Option<OwnedMessage>> {
+        match self.held.take() {
+            Some(r) => Ok(Some(r)),
+            None => self.outbox.next_record(),
+        }
+    }
+}
+
+/// What verifying one partition shares between its steps.
+struct Walk<'a, S: ?Sized> {
+    store: &'a S,
+    codec: &'a Codec,
+    limits: Limits,
+    p: i32,
+    counts: Counts,
+    /// Last matched (or folded) commit_seq per account: what a repeat may repeat.
+    matched: BTreeMap<String, i64>,
+    cursor: Cursor<'a>,
+}
+
+/// Data keys read from the keys topic, by (account, memory id): the key each new row was
+/// sealed with (the first written, as the outbox's first commit used), so replayed commits are
+/// byte for byte the outbox's. A row whose key a purge destroyed is sealed under a scratch key
+/// of its own: its content is still decided again from its intent, and checked through its MAC
+/// (which the head hash covers), but its ciphertext cannot be reproduced
+/// ([`same_but_sealing`]).
+#[derive(Default)]
+struct ReplayKeys(BTreeMap<(String, String), DataKey>);
+
+impl KeySource for &ReplayKeys {
+    fn new_key(&mut self, account: &str, memory_id: &str) -> Result<DataKey, StateError> {
+        match self.0.get(&(account.to_owned(), memory_id.to_owned())) {
+            Some(k) => Ok(k.clone()),
+            None => kledger_state::RandomKeys.new_key(account, memory_id),
+        }
+    }
+}
+
+/// Reads partition `p` of the keys topic into `store` (as a restore does) and returns the
+/// keys by row.
+fn read_keys<S: StateStore + ?Sized>(
+    store: &S,
+    p: i32,
+    keys_source: &mut dyn Source,
+) -> anyhow::Result<ReplayKeys> {
+    let mut by_row = ReplayKeys::default();
+    let mut destroyed = std::collections::BTreeSet::new();
+    let mut overlay = Overlay::new(store);
+    while let Some(m) = keys_source.next_record()? {
+        let k = m.key().unwrap_or_default();
+        restore_key_record(&mut overlay, p, m.offset(), k, m.payload())
+            .with_context(|| format!("keys partition {p} offset {}", m.offset()))?;
+        let Some((acct, key_id)) = keys::parse_key_record_key(k) else {
+            continue;
+        };
+        match m.payload().filter(|v| !v.is_empty()) {
+            Some(v) => {
+                if let Some((key, memory_id)) = keys::parse_key_value(v)? {
+                    by_row
+                        .0
+                        .entry((acct.to_owned(), memory_id))
+                        .or_insert(DataKey {
+                            id: key_id.to_owned(),
+                            key,
+                        });
+                }
+            }
+            None => {
+                destroyed.insert((acct.to_owned(), key_id.to_owned()));
+            }
+        }
+    }
+    by_row
+        .0
+        .retain(|(acct, _), k| !destroyed.contains(&(acct.clone(), k.id.clone())));
+    store.write(&overlay.into_writes())?;
+    Ok(by_row)
+}
+
+/// Whether two commits are the same decision sealed under other data keys (an old owner's
+/// write sealed a new row under its own key; a purge has destroyed the key a row was sealed
+/// with): equal head hashes, equal but for the rows' key ids and ciphertexts, and every
+/// ciphertext of `got` whose key `store` still holds opens to the content its MAC names. The
+/// content of a row whose key is destroyed is checked by its MAC alone.
+fn same_but_sealing<S: StateStore + ?Sized>(
+    want: &Commit,
+    got: &Commit,
+    store: &S,
+    p: i32,
+    limits: &Limits,
+) -> anyhow::Result<bool> {
+    let Some(secret) = limits.secret() else {
+        return Ok(false);
+    };
+    let unsealed = |c: &Commit| {
+        let mut c = c.clone();
+        for op in &mut c.ops {
+            if let Some(s) = &mut op.row.sealed {
+                s.key_id.clear();
+                s.ciphertext = Default::default();
+            }
+        }
+        c
+    };
+    if !(want.keyed && want.head_hash == got.head_hash && unsealed(want) == unsealed(got)) {
+        return Ok(false);
+    }
+    let acct = &got.account_id;
+    for op in &got.ops {
+        let Some(s) = op
+            .row
+            .sealed
+            .as_ref()
+            .filter(|s| !s.ciphertext.0.is_empty())
+        else {
+            continue;
+        };
+        let Some(key) = kledger_state::data_key(store, p, acct, &s.key_id)? else {
+            // Destroyed by a purge: nothing can open it any more, replay included.
+            continue;
+        };
+        let mut row = op.row.clone();
+        if kledger_processors::seal::open(acct, &mut row, &key).is_err()
+            || kledger_processors::seal::mac(secret, acct, &row) != s.mac
+        {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+impl<S: StateStore + ?Sized> Walk<'_, S> {
+    /// Matches the replayed commits `out` against the next outbox records, skipping repeats;
+    /// the first difference.
+    fn match_commits(&mut self, out: &[Outgoing]) -> anyhow::Result<Option<Difference>> {
+        for out in out.iter().filter(|o| o.kind == OutKind::Outbox) {
+            let want: Commit =
+                decode(&out.payload, self.codec).context("decode a replayed commit")?;
+            loop {
+                let Some(rec) = self.cursor.next()? else {
+                    return Ok(Some(Difference {
+                        kind: DiffKind::MissingFromOutbox,
+                        partition: self.p,
+                        outbox_offset: None,
+                        intent_offset: Some(want.intent_offset),
+                        account_id: want.account_id.clone(),
+                        commit_seq: want.commit_seq,
+                        fields: Vec::new(),
+                    }));
+                };
+                let got = decode_commit(&rec, self.codec);
+                let same = rec.payload() == Some(out.payload.as_slice())
+                    || match &got {
+                        Ok(g) => same_but_sealing(&want, g, self.store, self.p, &self.limits)?,
+                        Err(_) => false,
+                    };
+                if same {
+                    self.matched
+                        .insert(want.account_id.clone(), want.commit_seq);
+                    self.counts.commits += 1;
+                    break;
+                }
+                if is_repeat(self.store, self.p, &rec, &self.matched, self.codec)? {
+                    self.counts.repeats += 1;
+                    continue;
+                }
+                // Named by the outbox record (where it is); the fields show what replay made.
+                let fields = match &got {
+                    Ok(got) => field_diff(&want, got),
+                    Err(e) => vec![("record".into(), "a commit".into(), e.clone())],
+                };
+                let named = got.as_ref().unwrap_or(&want);
+                return Ok(Some(Difference {
+                    kind: DiffKind::Mismatch,
+                    partition: self.p,
+                    outbox_offset: Some(rec.offset()),
+                    intent_offset: Some(named.intent_offset),
+                    account_id: named.account_id.clone(),
+                    commit_seq: named.commit_seq,
+                    fields,
+                }));
+            }
+        }
+        Ok(None)
+    }
+
+    /// Takes the outbox's commits of the intent at `offset` as they are (their head hashes and
+    /// chain checked by the fold): the intent touches rows a purge has erased since.
+    fn adopt(&mut self, offset: i64) -> anyhow::Result<()> {
+        let mut overlay = Overlay::new(self.store);
+        while let Some(rec) = self.cursor.next()? {
+            match decode_commit(&rec, self.codec) {
+                Ok(c) if c.intent_offset == offset => {
+                    restore_record(
+                        &mut overlay,
+                        self.p,
+                        rec.offset(),
+                        rec.payload().unwrap_or_default(),
+                        self.codec,
+                    )
+                    .with_context(|| {
+                        format!(
+                            "adopting outbox partition {} offset {}",
+                            self.p,
+                            rec.offset()
+                        )
+                    })?;
+                    self.matched.insert(c.account_id, c.commit_seq);
+                    self.counts.adopted += 1;
+                }
+                _ => {
+                    self.cursor.held = Some(rec);
+                    break;
+                }
+            }
+        }
+        self.store.write(&overlay.into_writes())?;
+        Ok(())
+    }
+}
+
 /// Verifies one partition: `intents` from `from` (or from the first retained intent after it),
-/// `outbox` from its start. Long on purpose:
+/// `outbox` from its start, with the data keys of `keys` (read first). Long on purpose:
 /// the comparison walks two topics in step (folding what precedes the start, deciding a batch,
-/// matching each commit, skipping repeats, reporting the first difference), and its state
-/// (the held record, the matched seqs) is shared by every step.
+/// matching each commit, skipping repeats, adopting what purges made undecidable, reporting
+/// the first difference), and its state is shared by every step ([`Walk`]).
 #[allow(clippy::too_many_arguments)]
 pub fn verify_partition<S: StateStore + ?Sized>(
     store: &S,
@@ -156,6 +393,7 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     from: i64,
     intents: &mut dyn Source,
     outbox: &mut dyn Source,
+    keys_source: &mut dyn Source,
     codec: &Codec,
     limits: Limits,
     refused: &Refused,
@@ -163,10 +401,16 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     progress: &dyn Fn(u64),
     stop: &dyn Fn() -> bool,
 ) -> anyhow::Result<(Counts, Option<Difference>)> {
-    let mut counts = Counts::default();
-    // Last matched (or folded) commit_seq per account: what a repeat may repeat.
-    let mut matched: BTreeMap<String, i64> = BTreeMap::new();
-    let mut held: Option<OwnedMessage> = None;
+    let row_keys = read_keys(store, p, keys_source)?;
+    let mut w = Walk {
+        store,
+        codec,
+        limits,
+        p,
+        counts: Counts::default(),
+        matched: BTreeMap::new(),
+        cursor: Cursor { outbox, held: None },
+    };
     // The first intent at or after `from` that the broker still holds is the start: the
     // commits of every intent before it are folded, not compared.
     let mut first: Option<OwnedMessage> = None;
@@ -178,13 +422,12 @@ pub fn verify_partition<S: StateStore + ?Sized>(
     }
     let start = first.as_ref().map_or(i64::MAX, |m| m.offset());
     if start > from {
-        counts.expired.insert(p, start);
+        w.counts.expired.insert(p, start);
     }
     if start > 0 {
         let mut overlay = Overlay::new(store);
-        while let Some(rec) = outbox.next_record()? {
-            let commit = decode_commit(&rec, codec);
-            match commit {
+        while let Some(rec) = w.cursor.next()? {
+            match decode_commit(&rec, codec) {
                 Ok(c) if c.intent_offset < start => {
                     restore_record(
                         &mut overlay,
@@ -196,30 +439,37 @@ pub fn verify_partition<S: StateStore + ?Sized>(
                     .with_context(|| {
                         format!("folding outbox partition {p} offset {}", rec.offset())
                     })?;
-                    matched.insert(c.account_id, c.commit_seq);
-                    counts.folded += 1;
+                    w.matched.insert(c.account_id, c.commit_seq);
+                    w.counts.folded += 1;
                 }
                 _ => {
-                    held = Some(rec);
+                    w.cursor.held = Some(rec);
                     break;
                 }
             }
         }
         store.write(&overlay.into_writes())?;
     }
-    let mut next_outbox =
-        |held: &mut Option<OwnedMessage>| -> anyhow::Result<Option<OwnedMessage>> {
-            match held.take() {
-                Some(r) => Ok(Some(r)),
-                None => outbox.next_record(),
-            }
-        };
+    let decide = |batch: &[OwnedMessage]| -> Result<_, StateError> {
+        let mut applier = Applier::with_keys(store, limits, Box::new(&row_keys));
+        let decided = decide_batch(
+            &mut applier,
+            batch,
+            topics,
+            partitions,
+            codec,
+            limits.record_bytes_max,
+            refused,
+        )?;
+        store.write(&applier.into_writes())?;
+        Ok(decided)
+    };
     let mut batch = Vec::with_capacity(batch_records);
     let mut ended = false;
     while !ended {
         if stop() {
             // A lower partition differs: this one's result is not needed.
-            return Ok((counts, None));
+            return Ok((w.counts, None));
         }
         batch.clear();
         batch.extend(first.take());
@@ -236,75 +486,40 @@ pub fn verify_partition<S: StateStore + ?Sized>(
         if batch.is_empty() {
             break;
         }
-        let mut applier = Applier::new(store, limits);
-        let decided = decide_batch(
-            &mut applier,
-            &batch,
-            topics,
-            partitions,
-            codec,
-            limits.record_bytes_max,
-            refused,
-        )?;
-        store.write(&applier.into_writes())?;
-        counts.intents += batch.len() as u64;
+        w.counts.intents += batch.len() as u64;
         progress(batch.len() as u64);
-        for out in decided.out.iter().filter(|o| o.kind == OutKind::Outbox) {
-            let want: Commit = decode(&out.payload, codec).context("decode a replayed commit")?;
-            loop {
-                let Some(rec) = next_outbox(&mut held)? else {
-                    return Ok((
-                        counts,
-                        Some(Difference {
-                            kind: DiffKind::MissingFromOutbox,
-                            partition: p,
-                            outbox_offset: None,
-                            intent_offset: Some(want.intent_offset),
-                            account_id: want.account_id.clone(),
-                            commit_seq: want.commit_seq,
-                            fields: Vec::new(),
-                        }),
-                    ));
-                };
-                if rec.payload() == Some(out.payload.as_slice()) {
-                    matched.insert(want.account_id.clone(), want.commit_seq);
-                    counts.commits += 1;
-                    break;
+        match decide(&batch) {
+            Ok(decided) => {
+                if let Some(d) = w.match_commits(&decided.out)? {
+                    return Ok((w.counts, Some(d)));
                 }
-                if is_repeat(store, p, &rec, &matched, codec)? {
-                    counts.repeats += 1;
-                    continue;
-                }
-                // Named by the outbox record (where it is); the fields show what replay made.
-                let got = decode_commit(&rec, codec);
-                let fields = match &got {
-                    Ok(got) => field_diff(&want, got),
-                    Err(e) => vec![("record".into(), "a commit".into(), e.clone())],
-                };
-                let named = got.as_ref().unwrap_or(&want);
-                return Ok((
-                    counts,
-                    Some(Difference {
-                        kind: DiffKind::Mismatch,
-                        partition: p,
-                        outbox_offset: Some(rec.offset()),
-                        intent_offset: Some(named.intent_offset),
-                        account_id: named.account_id.clone(),
-                        commit_seq: named.commit_seq,
-                        fields,
-                    }),
-                ));
             }
+            Err(StateError::Shredded { .. }) => {
+                // Nothing of the batch was written: one intent at a time, adopting the outbox's
+                // commits of those a purge made undecidable.
+                for m in &batch {
+                    match decide(std::slice::from_ref(m)) {
+                        Ok(decided) => {
+                            if let Some(d) = w.match_commits(&decided.out)? {
+                                return Ok((w.counts, Some(d)));
+                            }
+                        }
+                        Err(StateError::Shredded { .. }) => w.adopt(m.offset())?,
+                        Err(e) => return Err(e.into()),
+                    }
+                }
+            }
+            Err(e) => return Err(e.into()),
         }
     }
-    while let Some(rec) = next_outbox(&mut held)? {
-        if is_repeat(store, p, &rec, &matched, codec)? {
-            counts.repeats += 1;
+    while let Some(rec) = w.cursor.next()? {
+        if is_repeat(store, p, &rec, &w.matched, codec)? {
+            w.counts.repeats += 1;
             continue;
         }
         let got = decode_commit(&rec, codec).ok();
         return Ok((
-            counts,
+            w.counts,
             Some(Difference {
                 kind: DiffKind::NotProduced,
                 partition: p,
@@ -319,11 +534,11 @@ pub fn verify_partition<S: StateStore + ?Sized>(
             }),
         ));
     }
-    Ok((counts, None))
+    Ok((w.counts, None))
 }
 
-/// A partition's intents and outbox readers.
-pub type Sources = (Box<dyn Source>, Box<dyn Source>);
+/// A partition's intents, outbox and keys-topic readers.
+pub type Sources = (Box<dyn Source>, Box<dyn Source>, Box<dyn Source>);
 
 /// Partitions verified at once (each waits mostly on its fetches).
 pub const WORKERS: usize = 4;
@@ -359,7 +574,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                     }
                     let start = from.get(&p).copied().unwrap_or(0);
                     let stop = || p > lowest_failed.load(Ordering::Relaxed);
-                    let r = open(p).and_then(|(mut intents, mut outbox)| {
+                    let r = open(p).and_then(|(mut intents, mut outbox, mut keys)| {
                         verify_partition(
                             store,
                             topics,
@@ -368,6 +583,7 @@ pub fn verify<S: StateStore + Sync + ?Sized>(
                             start,
                             intents.as_mut(),
                             outbox.as_mut(),
+                            keys.as_mut(),
                             codec,
                             limits,
                             refused,
@@ -607,9 +823,15 @@ pub fn verify_topics(
             Ok((
                 Box::new(TopicSource::open(config, &topics.intents, p, start)?),
                 Box::new(TopicSource::open(config, &topics.outbox, p, 0)?),
+                Box::new(TopicSource::open(config, &topics.keys, p, 0)?),
             ))
         };
-        let limits = config.limits.decide();
+        let secret = if config.limits.rules() >= kledger_processors::Rules::V4 {
+            crate::pipeline::keys::ledger_secret(config, &topics.keys)?
+        } else {
+            Default::default()
+        };
+        let limits = config.limits.decide(secret);
         let refused = refused_intents(config, &topics, partitions)?;
         verify(
             &store,

@@ -58,7 +58,7 @@ pub fn restore(
             let bar = crate::progress::bar(Some(total), "outbox records folded", show_progress);
             let records = crate::pipeline::apply::restore::restore(
                 config,
-                &topics.outbox,
+                &topics,
                 &store,
                 &all,
                 &crate::kafka::codec::Codec::connect(config)?,

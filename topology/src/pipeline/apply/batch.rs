@@ -46,6 +46,10 @@ pub enum OutKind {
     DeadLetter,
     /// Rendered views (the view sink).
     View,
+    /// Data keys (rules v4), written before the commits they seal.
+    Key,
+    /// A destroyed data key's tombstone (a null value).
+    KeyTombstone,
 }
 
 impl Outgoing {
@@ -56,6 +60,7 @@ impl Outgoing {
             OutKind::Receipt => &topics.receipts,
             OutKind::DeadLetter => &topics.deadletter,
             OutKind::View => &topics.views,
+            OutKind::Key | OutKind::KeyTombstone => &topics.keys,
         }
     }
 
@@ -91,6 +96,8 @@ pub struct PartDecided {
 /// The decided batch.
 #[derive(Debug, Default)]
 pub struct Decided {
+    /// Data keys of new rows (rules v4): written, and delivered, before `out`.
+    pub keys: Vec<Outgoing>,
     /// Records to produce, in order.
     pub out: Vec<Outgoing>,
     /// Each input partition's share.
@@ -109,6 +116,7 @@ impl Decided {
     /// Keeps only the shares of input partitions `keep` accepts (records answering other
     /// partitions are dropped).
     pub fn retain_partitions(&mut self, keep: impl Fn(i32) -> bool) {
+        self.keys.retain(|o| o.source.is_none_or(|(p, _)| keep(p)));
         self.out.retain(|o| o.source.is_none_or(|(p, _)| keep(p)));
         self.parts.retain(|p, _| keep(*p));
     }
@@ -351,6 +359,20 @@ pub fn decide_batch<S: StateRead + ?Sized>(
             part.too_large += 1;
         }
         let source = Some((p, msg.offset()));
+        for (memory_id, k) in &decision.new_keys {
+            let (key, payload) =
+                crate::pipeline::keys::key_record(&decision.receipt.account_id, memory_id, k);
+            d.keys.push(Outgoing {
+                kind: OutKind::Key,
+                partition: Some(p),
+                key: Some(key),
+                payload,
+                timestamp: None,
+                headers: Vec::new(),
+                intent_time: None,
+                source,
+            });
+        }
         for (c, record) in decision.commits.iter().zip(decision.records) {
             d.out.push(Outgoing {
                 kind: OutKind::Outbox,

@@ -67,6 +67,9 @@ impl Failure {
 pub(crate) struct Settled {
     /// The last outbox offset written per partition (of partitions that did not fail).
     pub outbox_last: BTreeMap<i32, i64>,
+    /// The keys-topic offsets written per partition (data keys and their tombstones), in
+    /// order: [`crate::pipeline::apply`] follows whether its own records are all there is.
+    pub keys_written: BTreeMap<i32, Vec<i64>>,
     /// Input partitions whose share failed ([`NO_INPUT`] for records answering no input).
     pub failed: BTreeMap<i32, Failure>,
 }
@@ -122,8 +125,10 @@ pub(crate) fn send(
         }
         let topic = out.topic(topics);
         let mut record: BaseRecord<'_, [u8], [u8], Box<u64>> =
-            BaseRecord::with_opaque_to(topic, Box::new(*next_id - 1))
-                .payload(out.payload.as_slice());
+            BaseRecord::with_opaque_to(topic, Box::new(*next_id - 1));
+        if out.kind != OutKind::KeyTombstone {
+            record = record.payload(out.payload.as_slice());
+        }
         if let Some(k) = &out.key {
             record = record.key(k.as_slice());
         }
@@ -165,6 +170,7 @@ fn now_ms() -> i64 {
 /// error, or no report in time).
 pub(crate) fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settled {
     let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
+    let mut keys_written: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     let latency = metrics::histogram!(m::APPLY_LATENCY_SECONDS);
     let mut pending = sent.slots.iter().filter(|s| !s.done).count();
     while pending > 0 {
@@ -188,6 +194,9 @@ pub(crate) fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) ->
                 if slot.kind == OutKind::Outbox {
                     let e = outbox_last.entry(p).or_insert(offset);
                     *e = (*e).max(offset);
+                }
+                if matches!(slot.kind, OutKind::Key | OutKind::KeyTombstone) {
+                    keys_written.entry(p).or_default().push(offset);
                 }
                 if let (OutKind::Receipt, Some(t)) = (slot.kind, slot.intent_time)
                     && t >= 0
@@ -214,8 +223,12 @@ pub(crate) fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) ->
     }
     let failed_outbox: BTreeSet<i32> = sent.failed.keys().copied().collect();
     outbox_last.retain(|p, _| !failed_outbox.contains(p));
+    for offsets in keys_written.values_mut() {
+        offsets.sort_unstable();
+    }
     Settled {
         outbox_last,
+        keys_written,
         failed: sent.failed,
     }
 }

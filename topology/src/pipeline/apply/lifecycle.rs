@@ -15,7 +15,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use kledger_state::{Applier, Layered, StateStore, WriteSet, keys};
+use anyhow::Context;
+use kledger_state::{Applier, Layered, StateRead, StateStore, WriteSet, keys};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
@@ -29,6 +30,8 @@ use crate::metrics as m;
 
 /// Calls of `abort_transaction` before a failing abort stops the processor.
 const ABORT_ATTEMPTS: u32 = 4;
+/// Destroyed keys' tombstones written per partition per turn at most.
+const SHRED_BATCH: usize = 10_000;
 
 /// A batch handed to the producer, not yet durable.
 #[derive(Debug)]
@@ -36,6 +39,11 @@ pub(crate) struct InFlight {
     sent: Sent,
     writes: WriteSet,
     parts: BTreeMap<i32, PartDecided>,
+    /// Partitions whose data keys were not written (their share was not sent).
+    keys_failed: BTreeMap<i32, Failure>,
+    /// Per partition, the keys-topic offset up to which every record is this processor's and
+    /// its effects are in state once this batch is durable.
+    keys_next: BTreeMap<i32, i64>,
 }
 
 impl InFlight {
@@ -93,7 +101,7 @@ impl Processor {
         }
         let empty = WriteSet::default();
         let layered = Layered::new(self.store.as_ref(), below.unwrap_or(&empty));
-        let mut applier = Applier::new(&layered, self.config.limits.decide());
+        let mut applier = Applier::new(&layered, self.limits);
         let decided = decide_batch(
             &mut applier,
             batch,
@@ -106,6 +114,11 @@ impl Processor {
         .map_err(|e| match e {
             // A read that failed can be tried again; bytes that do not decode cannot.
             kledger_state::StateError::Rocks(e) => BatchError::Retry(format!("reading state: {e}")),
+            // A key written by an old owner after this restore read the keys topic: restore
+            // again, which reads on from where it stopped (degraded if it never comes).
+            e @ kledger_state::StateError::Shredded { .. } => {
+                BatchError::Retry(format!("{e}; reading the keys topic again"))
+            }
             e => BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")),
         })?;
         let writes = applier.into_writes();
@@ -125,12 +138,69 @@ impl Processor {
         )
     }
 
-    fn launch(&mut self, decided: Decided, writes: WriteSet) -> InFlight {
+    /// Writes `decided`'s data keys and waits for them (a commit must never be on the outbox
+    /// without the key that opens it), then sends the rest. A partition whose keys failed is
+    /// not sent; it fails when the batch completes.
+    fn launch(&mut self, mut decided: Decided, mut writes: WriteSet) -> InFlight {
+        let mut keys_failed = BTreeMap::new();
+        if !decided.keys.is_empty() {
+            let t = Instant::now();
+            let keys = Decided {
+                keys: Vec::new(),
+                out: std::mem::take(&mut decided.keys),
+                parts: BTreeMap::new(),
+            };
+            let sent = self.send(&keys);
+            let settled = await_delivery(&self.deliveries, sent);
+            self.follow_keys(&settled.keys_written);
+            if !settled.failed.is_empty() {
+                decided.retain_partitions(|p| !settled.failed.contains_key(&p));
+                writes.retain_partitions(|p| !settled.failed.contains_key(&p));
+                keys_failed = settled.failed;
+            }
+            phase("keys", t);
+        }
+        let keys_next = decided
+            .parts
+            .keys()
+            .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
+            .collect();
+        // A purge's fold queues the keys it destroyed for tombstones ([`Processor::drain_shred`]).
+        self.shred_due |= writes
+            .iter()
+            .any(|(cf, _, _)| cf == kledger_state::Cf::Shred);
         let sent = self.send(&decided);
         InFlight {
             sent,
             writes,
             parts: decided.parts,
+            keys_failed,
+            keys_next,
+        }
+    }
+
+    /// Follows the keys topic's partitions this processor writes: while every record written
+    /// to one lands at the offset after its last, nothing else wrote there, and state's keys
+    /// position may move past them once their batch is durable. A gap (another writer: an
+    /// old owner still writing) stops that until the partition's next restore, which reads
+    /// the keys topic from the last position state holds.
+    pub(super) fn follow_keys(&mut self, written: &BTreeMap<i32, Vec<i64>>) {
+        for (p, offsets) in written {
+            for &o in offsets {
+                match self.keys_next.get_mut(p) {
+                    Some(next) if *next == o => *next += 1,
+                    Some(_) => {
+                        tracing::info!(
+                            partition = p,
+                            offset = o,
+                            "keys topic: a record not written by this processor; its keys position waits for the next restore"
+                        );
+                        self.keys_next.remove(p);
+                        break;
+                    }
+                    None => break,
+                }
+            }
         }
     }
 
@@ -142,6 +212,7 @@ impl Processor {
         let settled = await_delivery(&self.deliveries, f.sent);
         let t = phase("deliver", t);
         let mut failed = settled.failed;
+        failed.extend(f.keys_failed);
         // Records answering no input partition are not part of the processor's batches.
         failed.remove(&crate::pipeline::apply::delivery::NO_INPUT);
         let ok: BTreeMap<i32, PartDecided> = f
@@ -156,7 +227,9 @@ impl Processor {
         writes.retain_partitions(|p| ok.contains_key(&p));
         let next_offsets: BTreeMap<i32, i64> =
             ok.iter().map(|(p, d)| (*p, d.next_offset)).collect();
-        if let Err(e) = self.make_durable(writes, &settled.outbox_last, &next_offsets) {
+        let mut keys_next = f.keys_next;
+        keys_next.retain(|p, _| ok.contains_key(p));
+        if let Err(e) = self.make_durable(writes, &settled.outbox_last, &next_offsets, &keys_next) {
             // Nothing of the batch is durable; the outbox has it, a re-sync folds it.
             failed.extend(all_failed(ok.keys().copied(), &e));
             return Ok(failed);
@@ -201,11 +274,12 @@ impl Processor {
         self.update_degraded();
     }
 
-    fn make_durable(
+    pub(super) fn make_durable(
         &self,
         writes: WriteSet,
         delivered: &BTreeMap<i32, i64>,
         next_offsets: &BTreeMap<i32, i64>,
+        keys_next: &BTreeMap<i32, i64>,
     ) -> Result<(), String> {
         // The batch's progress, raised over what state holds (never lowered: a retried batch
         // re-decides intents state already holds).
@@ -217,6 +291,11 @@ impl Processor {
                 next_offsets
                     .iter()
                     .map(|(p, next)| (*p, keys::META_INPUT_NEXT, *next)),
+            )
+            .chain(
+                keys_next
+                    .iter()
+                    .map(|(p, next)| (*p, keys::META_KEYS_NEXT, *next)),
             );
         for (p, name, next) in progress {
             kledger_state::raise_next(&mut overlay, p, name, next)
@@ -321,6 +400,8 @@ impl Processor {
                 self.failed(failed)?;
             }
         }
+        // Nothing is in flight now: destroyed keys' tombstones go out.
+        self.drain_shred()?;
         if let Some((decided, writes)) = next
             && !decided.parts.is_empty()
         {
@@ -329,14 +410,100 @@ impl Processor {
         Ok(())
     }
 
+    /// Writes the tombstones of data keys purges destroyed (queued in state's `shred` column
+    /// family by the fold, live or in a restore) to the keys topic, then removes them from the
+    /// queue. Runs while no batch is in flight; a failure leaves them queued for the next turn.
+    pub(super) fn drain_shred(&mut self) -> anyhow::Result<()> {
+        if !self.shred_due {
+            return Ok(());
+        }
+        let ready: Vec<i32> = self
+            .parts
+            .iter()
+            .filter(|(_, part)| matches!(part, Part::Ready { .. }))
+            .map(|(p, _)| *p)
+            .collect();
+        let mut out = Vec::new();
+        let mut queued = Vec::new();
+        let mut more = false;
+        for p in ready {
+            let entries = self
+                .store
+                .scan(kledger_state::Cf::Shred, &keys::partition(p), SHRED_BATCH)
+                .context("reading the shred queue")?;
+            more |= entries.len() >= SHRED_BATCH;
+            for (k, _) in entries {
+                let Some((_, acct, key_id)) = keys::split_child(&k) else {
+                    continue;
+                };
+                out.push(super::batch::Outgoing {
+                    kind: super::batch::OutKind::KeyTombstone,
+                    partition: Some(p),
+                    key: Some(keys::key_record_key(acct, &String::from_utf8_lossy(key_id))),
+                    payload: Vec::new(),
+                    timestamp: None,
+                    headers: Vec::new(),
+                    intent_time: None,
+                    source: None,
+                });
+                queued.push(k);
+            }
+        }
+        if out.is_empty() {
+            self.shred_due = false;
+            return Ok(());
+        }
+        let n = out.len();
+        let sent = self.send(&Decided {
+            keys: Vec::new(),
+            out,
+            parts: BTreeMap::new(),
+        });
+        let settled = await_delivery(&self.deliveries, sent);
+        if let Err(e) = settled.all_or_error() {
+            tracing::warn!(error = %e, "writing destroyed keys' tombstones failed; retried");
+            return Ok(());
+        }
+        self.follow_keys(&settled.keys_written);
+        let mut writes = WriteSet::default();
+        for k in queued {
+            writes.delete(kledger_state::Cf::Shred, k);
+        }
+        let keys_next: BTreeMap<i32, i64> = settled
+            .keys_written
+            .keys()
+            .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
+            .collect();
+        self.make_durable(writes, &BTreeMap::new(), &BTreeMap::new(), &keys_next)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        metrics::counter!(m::KEYS_DESTROYED_TOTAL).increment(n as u64);
+        self.shred_due = more;
+        Ok(())
+    }
+
     /// One batch as one Kafka transaction: begin → send → await → send offsets → commit, then
     /// state. Transaction calls block; this runs on the processor's own thread.
     fn process_transactional(&mut self, batch: &[OwnedMessage]) -> Result<(), BatchError> {
-        let (decided, writes) = self.decide_step(batch, None)?;
+        let (mut decided, writes) = self.decide_step(batch, None)?;
         let started = Instant::now();
         self.producer
             .begin_transaction()
             .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
+        // One transaction: the keys become visible with the commits they seal. They are
+        // delivered first, as in the idempotent mode, so no commit is written without its
+        // key even where the broker does not enforce transactions (the mock cluster shows
+        // an aborted transaction's records).
+        if !decided.keys.is_empty() {
+            let keys = Decided {
+                keys: Vec::new(),
+                out: std::mem::take(&mut decided.keys),
+                parts: BTreeMap::new(),
+            };
+            let sent = self.send(&keys);
+            if let Err(why) = await_delivery(&self.deliveries, sent).all_or_error() {
+                return Err(self.abort(why));
+            }
+        }
         let next_offsets = decided.next_offsets();
         let sent = self.send(&decided);
         let settled = await_delivery(&self.deliveries, sent);
@@ -372,8 +539,14 @@ impl Processor {
         }
         metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "committed").increment(1);
         metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS).record(started.elapsed().as_secs_f64());
-        self.make_durable(writes, &settled.outbox_last, &next_offsets)
-            .map_err(BatchError::Retry)?;
+        // The keys were written in the transaction: the keys position waits for a restore.
+        self.make_durable(
+            writes,
+            &settled.outbox_last,
+            &next_offsets,
+            &BTreeMap::new(),
+        )
+        .map_err(BatchError::Retry)?;
         self.settled(&decided.parts);
         Ok(())
     }

@@ -109,6 +109,13 @@ pub struct Processor {
     rejoining_since: Option<Instant>,
     status: Arc<Status>,
     shutdown: Shutdown,
+    /// The decision's bounds, with the ledger's secret.
+    limits: kledger_processors::Limits,
+    /// Per keys-topic partition, the offset this processor's next record there lands at if
+    /// nothing else writes there ([`Processor::follow_keys`]); set by each restore.
+    keys_next: BTreeMap<i32, i64>,
+    /// Destroyed keys may be queued for tombstones ([`Processor::drain_shred`]).
+    shred_due: bool,
 }
 
 impl std::fmt::Debug for Processor {
@@ -140,6 +147,8 @@ impl Processor {
             shutdown,
             partitions,
         } = ctx.clone();
+        // Rules v4 key ids and hashes with the ledger's secret, read (or made) at `run`.
+        let limits = config.limits.decide(Default::default());
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
         let cc = consumer_config(&config, "apply");
@@ -178,6 +187,9 @@ impl Processor {
             rejoining_since: None,
             status,
             shutdown,
+            limits,
+            keys_next: BTreeMap::new(),
+            shred_due: true,
         })
     }
 
@@ -255,8 +267,47 @@ impl Processor {
         self.config.kafka.delivery_mode == DeliveryMode::Transactional
     }
 
+    /// The ledger's secret (rules v4), read from the keys topic or written there first, tried
+    /// again with backoff while the broker does not answer (degraded after
+    /// `processor.degraded_after_attempts`); `None` at shutdown.
+    fn ledger_secret(&self) -> Option<kledger_processors::ids::LedgerSecret> {
+        let mut attempt = 0u32;
+        loop {
+            match crate::pipeline::keys::ledger_secret(&self.config, &self.topics.keys) {
+                Ok(s) => {
+                    if attempt > 0 {
+                        self.status.set_degraded(None);
+                    }
+                    return Some(s);
+                }
+                Err(e) => {
+                    attempt += 1;
+                    tracing::warn!(error = %format!("{e:#}"), attempt, "reading the ledger's secret failed; trying again");
+                    if attempt >= self.config.processor.degraded_after_attempts {
+                        self.status.set_degraded(Some(format!(
+                            "the ledger's secret could not be read from {} ({attempt} attempts): {e:#}",
+                            self.topics.keys
+                        )));
+                    }
+                    if self.shutdown.sleep(backoff(&self.config, attempt)) {
+                        return None;
+                    }
+                }
+            }
+        }
+    }
+
     /// Runs until shutdown or a fatal error.
     pub fn run(mut self) -> anyhow::Result<()> {
+        if self.limits.keyed() {
+            match self.ledger_secret() {
+                Some(s) => self.limits.secret = s,
+                None => {
+                    self.status.set_stopped();
+                    return Ok(());
+                }
+            }
+        }
         let mut last_sizes: Option<Instant> = None;
         let mut in_flight: Option<lifecycle::InFlight> = None;
         let result = loop {
@@ -304,6 +355,16 @@ impl Processor {
             }
         };
         self.status.set_stopped();
+        // A clean stop leaves no purge waiting for its erasure, and no destroyed key waiting
+        // for its tombstone (docs/privacy.md).
+        if result.is_ok() {
+            if let Err(e) = self.drain_shred() {
+                tracing::warn!(error = %e, "writing destroyed keys' tombstones at stop failed");
+            }
+            if let Err(e) = self.store.erase_now() {
+                tracing::warn!(error = %e, "erasing purged rows' older versions at stop failed");
+            }
+        }
         self.reader.leave();
         let _ = self.producer.flush(Duration::from_secs(10));
         // Restores see the shutdown between batches; wait so the store is released.
@@ -409,7 +470,7 @@ impl Processor {
             self.shutdown.clone(),
             self.restore_tx.clone(),
         );
-        let outbox = self.topics.outbox.clone();
+        let topics = self.topics.clone();
         let partitions = ps.to_vec();
         let backoff = backoff(&config, attempt);
         let handle = std::thread::Builder::new()
@@ -418,7 +479,7 @@ impl Processor {
                 shutdown.sleep(backoff);
                 let result = restore(
                     &config,
-                    &outbox,
+                    &topics,
                     &store,
                     &partitions,
                     codec.as_ref(),
@@ -479,6 +540,11 @@ impl Processor {
                 _ => 0,
             };
             self.parts.insert(*p, Part::Ready { failures });
+            // Restore read the keys topic to its end: this processor's next key lands there.
+            let keys_next =
+                kledger_state::next_offset(self.store.as_ref(), *p, keys::META_KEYS_NEXT)?;
+            self.keys_next.insert(*p, keys_next);
+            self.shred_due = true;
             // Reading again: a partition that keeps failing is counted by its attempts now.
             self.failing_since.remove(p);
         }

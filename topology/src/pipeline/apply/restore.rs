@@ -13,18 +13,20 @@ use rdkafka::message::Message;
 
 use crate::config::Config;
 use crate::kafka::reader::{LIVE_PROBE, PartitionReader, ReadError};
+use crate::kafka::topics::Topics;
 use crate::metrics as m;
 use crate::shutdown::Shutdown;
 
-/// Restores `partitions` of `outbox` into `store`. Returns the number of records folded;
-/// `progress` hears of every batch written.
+/// Restores `partitions` of the keys topic, then of the outbox, into `store`: every commit's
+/// data keys precede it (rules v4). Returns the number of outbox records folded; `progress`
+/// hears of every batch written.
 ///
 /// A fork or a gap stops the restore with an error (and the processor with it): state is never
 /// built from a history that does not chain. Missing history (the outbox starts after the
 /// stored position) is an error too.
 pub(crate) fn restore(
     config: &Config,
-    outbox: &str,
+    topics: &Topics,
     store: &RocksStore,
     partitions: &[i32],
     lookup: &dyn SchemaLookup,
@@ -35,6 +37,8 @@ pub(crate) fn restore(
         return Ok(0);
     }
     let started = Instant::now();
+    let outbox = topics.outbox.as_str();
+    crate::pipeline::keys::restore_keys(config, &topics.keys, store, partitions)?;
     let mut from = BTreeMap::new();
     for &p in partitions {
         from.insert(p, next_offset(store, p, keys::META_OUTBOX_NEXT)?);

@@ -29,11 +29,13 @@ use kledger_schemas::avro::{SchemaLookup, decode};
 use rdkafka::message::Message;
 
 use self::reader::OutboxReader;
+use crate::config::Config;
 use crate::kafka::clients::RestoreContext;
 use crate::kafka::codec::Codec;
 use crate::kafka::reader::PartitionReader;
 use crate::metrics as m;
 use crate::pipeline::apply::batch::Decided;
+use crate::pipeline::keys::KeyFeed;
 use crate::shutdown::Shutdown;
 use crate::status::Status;
 
@@ -64,6 +66,10 @@ pub trait Projection {
     /// The next outbox offset partition `p` folds (its stored position).
     fn position(&self, p: i32) -> anyhow::Result<i64>;
 
+    /// Its copy of the data keys (rules v4): the driver opens every commit's sealed rows with
+    /// them before [`Projection::apply`], reading the keys it lacks from the keys topic.
+    fn key_cache(&self) -> anyhow::Result<&dyn kledger_state::KeyCache>;
+
     /// Folds one batch: `commits` (decoded), then the positions advance past every record
     /// `read` lists (undecodable ones too).
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()>;
@@ -88,6 +94,7 @@ const GENERATION_CHECK: Duration = Duration::from_secs(1);
 /// rebuilt generation is active (then `Ok`: the caller starts a new drive on it). Readiness
 /// goes to `status`.
 pub fn drive_live(
+    config: &Config,
     projection: &mut dyn Projection,
     reader: &mut OutboxReader,
     swapped: &mut dyn FnMut() -> anyhow::Result<bool>,
@@ -97,6 +104,8 @@ pub fn drive_live(
     let name = projection.name();
     status.set_sink(name, false);
     let result = (|| {
+        // The key feed starts with the drive (its consumer is part of the sink from the start).
+        let feed = KeyFeed::new(config, projection.key_cache()?, config.kafka.partitions)?;
         projection.publish(reader, true)?;
         let mut checked = Instant::now();
         while !shutdown.is_triggered() {
@@ -118,7 +127,13 @@ pub fn drive_live(
                 continue;
             }
             let started = Instant::now();
-            let commits = reader.decode(&batch)?;
+            let mut commits = reader.decode(&batch)?;
+            crate::pipeline::keys::open_commits(
+                config,
+                projection.key_cache()?,
+                Some(&feed),
+                &mut commits,
+            )?;
             let read: Vec<(i32, i64)> = batch.iter().map(|m| (m.partition(), m.offset())).collect();
             projection.apply(&commits, &read)?;
             metrics::histogram!(m::SINK_WRITE_SECONDS, "sink" => name)
@@ -155,6 +170,7 @@ pub struct Drove {
 /// Drives `projection` from `reader` (to-the-end mode, from the projection's positions) to
 /// the outbox's end, then finishes it. `progress` hears of every batch's records.
 pub fn drive_to_end(
+    config: &Config,
     projection: &mut dyn Projection,
     reader: &mut PartitionReader<RestoreContext>,
     lookup: &dyn SchemaLookup,
@@ -183,6 +199,12 @@ pub fn drive_to_end(
         }
         if !read.is_empty() {
             let name = projection.name();
+            crate::pipeline::keys::open_commits(
+                config,
+                projection.key_cache()?,
+                None,
+                &mut commits,
+            )?;
             projection
                 .apply(&commits, &read)
                 .with_context(|| format!("rebuild {name}"))?;

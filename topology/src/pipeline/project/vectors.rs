@@ -53,6 +53,9 @@ pub struct Plan<'a> {
     /// Whether a commit planned tombstones a row (a purge): the index then erases what it
     /// deleted from its files ([`VectorIndex::erase_deleted`]).
     purged: bool,
+    /// Data keys the planned purges destroyed (account, key id): gone from the marks store's
+    /// key cache with the marks.
+    destroyed: Vec<(String, String)>,
 }
 
 /// Plans `commits` against `marks`: which points to upsert or delete.
@@ -77,6 +80,12 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [OutboxCommit]) -> anyhow::Resul
         plan.folded += 1;
         plan.purged |= c.ops.iter().any(|op| op.row.status == Status::Tombstoned);
         for op in &c.ops {
+            if op.row.status == Status::Tombstoned
+                && let Some(s) = op.row.sealed.as_ref().filter(|s| !s.key_id.is_empty())
+            {
+                plan.destroyed
+                    .push((c.account_id.clone(), s.key_id.clone()));
+            }
             let Some(id) = memory_uuid(&op.row.memory_id).and_then(|u| Uuid::parse_str(&u).ok())
             else {
                 tracing::error!(memory_id = %op.row.memory_id, "row without a ULID memory id; not indexed");
@@ -120,6 +129,18 @@ impl Projection for VectorProjection {
         Ok(self.generation.marks()?.position(p)?)
     }
 
+    fn key_cache(&self) -> anyhow::Result<&dyn kledger_state::KeyCache> {
+        Ok(self.generation.marks()?)
+    }
+
+    fn publish(&mut self, _out: &mut dyn super::Outputs, all: bool) -> anyhow::Result<()> {
+        // Purges whose erasure waited for the interval: the index's vacuum and the marks
+        // store's destroyed keys (at once at the end of the drive).
+        erase_vectors_due(&*self.generation.index, all)?;
+        self.generation.marks()?.erase_due(all)?;
+        Ok(())
+    }
+
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
         project(
             &self.generation,
@@ -144,7 +165,7 @@ pub fn project(
     let marks = g.marks()?;
     let plan = plan_read(marks, commits, read)?;
     let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
-    marks.write(&plan.applied, &plan.positions)?;
+    marks.write(&plan.applied, &plan.positions, &plan.destroyed)?;
     Counts {
         folded: plan.folded,
         skipped: plan.skipped,
@@ -179,6 +200,7 @@ pub struct Prepared {
     folded: u64,
     skipped: u64,
     purged: bool,
+    destroyed: Vec<(String, String)>,
 }
 
 /// The first half of a rebuild's batch: plans `commits` against `marks` and builds the points.
@@ -204,6 +226,7 @@ pub fn prepare(
         applied: plan.applied,
         positions: plan.positions,
         purged: plan.purged,
+        destroyed: plan.destroyed,
     })
 }
 
@@ -216,6 +239,7 @@ pub struct Unsynced {
     pub records: u64,
     /// Whether a batch since the last [`sync`] purged (the sync then erases).
     purged: bool,
+    destroyed: Vec<(String, String)>,
 }
 
 /// The second half of a rebuild's batch: the points are written without waiting for
@@ -234,6 +258,7 @@ pub fn write_unsynced(
     }
     pending.records += p.folded + p.skipped;
     pending.purged |= p.purged;
+    pending.destroyed.extend(p.destroyed);
     counts.record();
     Ok(())
 }
@@ -251,7 +276,7 @@ pub fn sync(
         index.sync()?;
     }
     let done = std::mem::take(pending);
-    marks.write(&done.applied, &done.positions)?;
+    marks.write(&done.applied, &done.positions, &done.destroyed)?;
     Ok(())
 }
 
@@ -316,18 +341,41 @@ pub fn apply(
 /// [`VectorIndex::erase_deleted`], counted and timed like the stores' erasures
 /// ([`m::STORE_ERASURES_TOTAL`], store `vectors`).
 fn erase_deleted(index: &dyn VectorIndex) -> anyhow::Result<()> {
-    // At most once per interval, as the stores' erasures (kledger_state::rocks::ERASE_INTERVAL):
-    // a purge that waits is erased with the next batch that purges after it.
+    VECTOR_ERASURE_DUE.store(true, std::sync::atomic::Ordering::Relaxed);
+    erase_vectors_due(index, false)
+}
+
+/// A purge deleted points whose erasure has not run yet ([`erase_vectors_due`]).
+static VECTOR_ERASURE_DUE: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// Whether a purge's points wait for the vector index's vacuum.
+pub fn vector_erasure_due() -> bool {
+    VECTOR_ERASURE_DUE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Runs the vector index's vacuum if a purge is waiting for it and the interval has passed
+/// since the last run (or at once with `now`): at most once per interval, as the stores'
+/// erasures (kledger_state::rocks::ERASE_INTERVAL).
+fn erase_vectors_due(index: &dyn VectorIndex, now: bool) -> anyhow::Result<()> {
+    use std::sync::atomic::Ordering::Relaxed;
     static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+    if !VECTOR_ERASURE_DUE.load(Relaxed) {
+        return Ok(());
+    }
     let mut last = LAST
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if last.is_some_and(|t| t.elapsed() < kledger_state::rocks::ERASE_INTERVAL) {
+    if !now && last.is_some_and(|t| t.elapsed() < kledger_state::rocks::ERASE_INTERVAL) {
         return Ok(());
     }
     *last = Some(std::time::Instant::now());
+    VECTOR_ERASURE_DUE.store(false, Relaxed);
     let started = std::time::Instant::now();
-    index.erase_deleted()?;
+    if let Err(e) = index.erase_deleted() {
+        VECTOR_ERASURE_DUE.store(true, Relaxed);
+        return Err(e.into());
+    }
     metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
     metrics::gauge!(m::STORE_ERASURE_SECONDS, "store" => "vectors")
         .increment(started.elapsed().as_secs_f64());
@@ -490,6 +538,10 @@ impl Projection for VectorBuild {
 
     fn position(&self, p: i32) -> anyhow::Result<i64> {
         Ok(self.marks.position(p)?)
+    }
+
+    fn key_cache(&self) -> anyhow::Result<&dyn kledger_state::KeyCache> {
+        Ok(self.marks.as_ref())
     }
 
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {

@@ -94,6 +94,10 @@ impl Projection for ViewProjection {
         Ok(self.store.position(p)?)
     }
 
+    fn key_cache(&self) -> anyhow::Result<&dyn kledger_state::KeyCache> {
+        Ok(self.store.as_ref())
+    }
+
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
         fold(&self.store, commits, read.iter().copied())
     }
@@ -103,6 +107,10 @@ impl Projection for ViewProjection {
             self.publish_pending(out)?;
             self.published = Instant::now();
         }
+        // A purge's erasure waits for the interval; the first turn after it (or the end of the
+        // drive, `all`) runs it.
+        self.store.erase_due(all)?;
+        crate::metrics::erasures("views", self.store.erasures());
         Ok(())
     }
 

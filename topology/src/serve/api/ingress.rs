@@ -101,7 +101,7 @@ pub async fn post_intent(
             ));
         }
         let now = now_ms();
-        if let Err(reason) = validate(&intent, now, api.config.limits.decide().rules) {
+        if let Err(reason) = validate(&intent, now, api.config.limits.rules()) {
             return Err(ApiError::new(
                 StatusCode::UNPROCESSABLE_ENTITY,
                 reason.code.as_str(),

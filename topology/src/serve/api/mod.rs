@@ -11,11 +11,13 @@
 //! - [`search`]: `POST /v1/search` (search_knowledge).
 //! - [`ingress`]: `POST /v1/intents`; [`receipts`]: the one receipts reader its waits share.
 //! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
+//! - [`purges`]: `GET /v1/purges/{action_id}` (a purge receipt: each copy's state).
 //! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
 //!
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
 
 pub mod ingress;
+pub mod purges;
 pub mod read;
 pub mod receipts;
 pub mod search;
@@ -60,6 +62,9 @@ pub struct Api {
     pub exports: Arc<tokio::sync::Semaphore>,
     /// The receipts reader ingress waits share.
     pub receipts: Arc<receipts::Receipts>,
+    /// The processor's state, when this process runs the processor (purge receipts read its
+    /// erasures and its queue of destroyed keys).
+    pub state: Option<Arc<kledger_state::RocksStore>>,
 }
 
 impl std::fmt::Debug for Api {
@@ -96,6 +101,11 @@ impl ApiError {
     /// The stable error code.
     pub fn code(&self) -> &'static str {
         self.code
+    }
+
+    /// The message.
+    pub fn message(&self) -> &str {
+        &self.message
     }
 
     /// The HTTP status.
@@ -235,6 +245,7 @@ pub fn router(api: Api) -> Router {
         .route("/v1/playbooks/{id}", get(read::playbook))
         .route("/v1/entities/{entity}/timeline", get(read::timeline))
         .route("/v1/export", get(read::export))
+        .route("/v1/purges/{action_id}", get(purges::purge))
         .route("/v1/semantic/features", get(semantic::features))
         .route("/v1/intents", post(ingress::post_intent))
         .route("/v1/openapi.json", get(openapi))
@@ -274,6 +285,7 @@ mod tests {
             "/v1/export",
             "/v1/intents",
             "/v1/semantic/features",
+            "/v1/purges/{action_id}",
         ] {
             assert!(doc["paths"][path].is_object(), "{path} missing");
         }

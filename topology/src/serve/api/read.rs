@@ -396,7 +396,9 @@ pub async fn export(
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let mut buf = Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096);
-        let result = views.get().history(&account, usize::MAX, &mut |row| {
+        let result = views.get().history(&account, usize::MAX, &mut |mut row| {
+            // The rows' content, opened; their sealing (key id, ciphertext) is kledger's own.
+            row.sealed = None;
             serde_json::to_writer(&mut buf, &row)
                 .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
             buf.push(b'\n');
