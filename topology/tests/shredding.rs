@@ -287,6 +287,13 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
         "KLEDGER_KAFKA__PRODUCER_PROPERTIES__COMPRESSION_TYPE".into(),
         "none".into(),
     ));
+    // The bounds purge receipts wait for: this test's retention, and the broker process's
+    // maintenance (every second) with room to spare.
+    env.push((
+        "KLEDGER_KAFKA__INTENTS_RETENTION_MS".into(),
+        RETENTION_MS.to_string(),
+    ));
+    env.push(("KLEDGER_KAFKA__COMPACTION_SLACK_MS".into(), "5000".into()));
     for (name, token, owner) in [("a", TOKEN_A, "u_shred_a"), ("c", TOKEN_C, "u_shred_c")] {
         let p = format!("KLEDGER_API__PRINCIPALS__{}", name.to_uppercase());
         env.push((format!("{p}__TOKEN"), token.into()));

@@ -392,6 +392,11 @@ impl Default for KafkaConfig {
             transactional_id: None,
             create_topics: true,
             intents_retention_ms: crate::kafka::topics::INTENTS_RETENTION_MS,
+    /// How long after a record is due to go (its retention passed, or a newer record of its key
+    /// made it compactable) the broker has removed it at most: what purge receipts wait for.
+    /// Unset: one maintenance run of the embedded broker; on another broker, `segment.ms` +
+    /// `max.compaction.lag.ms` as kledger creates its topics (2 h).
+    pub compaction_slack_ms: Option<i64>,
             consumer_properties: BTreeMap::new(),
             producer_properties: BTreeMap::new(),
         }
@@ -411,6 +416,7 @@ pub struct EmbeddedConfig {
 
 impl Default for EmbeddedConfig {
     fn default() -> Self {
+            compaction_slack_ms: None,
         Self {
             listen: "127.0.0.1:9092".into(),
             storage: "sqlite://data/broker/tansu.db".into(),

@@ -77,10 +77,14 @@ fn by_time(copy: &'static str, ready: bool, by: i64, now: i64) -> Copy {
 }
 
 /// How long after a record's time the broker removes it by compaction or retention at most,
-/// beyond the topic's own retention: one maintenance run on the embedded broker (its storage
-/// URL's `maintenance_interval`, 10 minutes by default); one `segment.ms` plus
-/// `max.compaction.lag.ms` on Kafka, as kledger creates its topics.
+/// beyond the topic's own retention: `kafka.compaction_slack_ms` when set; else one maintenance
+/// run on the embedded broker (its storage URL's `maintenance_interval`, 10 minutes by
+/// default); one `segment.ms` plus `max.compaction.lag.ms` on Kafka, as kledger creates its
+/// topics.
 fn broker_slack_ms(api: &Api) -> i64 {
+    if let Some(ms) = api.config.kafka.compaction_slack_ms {
+        return ms.max(0);
+    }
     if !api.config.embedded() {
         return 2 * KEYS_COMPACTION_MS;
     }
