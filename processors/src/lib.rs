@@ -10,6 +10,8 @@
 //! - [`slots`]: the slot registry and its aliases.
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`seal`]: rules v4's crypto-shredding: row content sealed under data keys, content MACs.
+//! - [`bm25`]: the keyword provider's term vectors (BM25 with the index's IDF).
+//! - [`model`]: the local sentence-embedding model (tokenizer, encoder, pooling).
 //! - [`codes`]: stable reason codes.
 //! - [`access`]: who may read a row (cm_payload_v1 visibility and sensitivity rules).
 //! - [`payload`]: the vector projection's payload (cm_payload_v1), collection names, access filter.
@@ -22,12 +24,14 @@
 pub mod access;
 pub mod account;
 pub mod authority;
+pub mod bm25;
 pub mod codes;
 pub mod decide;
 pub mod embed;
 pub mod ids;
 pub mod legacy;
 pub mod migrate;
+pub mod model;
 pub mod payload;
 pub mod render;
 pub mod routing;

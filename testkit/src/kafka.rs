@@ -166,6 +166,10 @@ pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Co
     c.vectors.dir = state.join("vectors");
     c.http.listen = String::new();
     c.processor.batch.records_max = 500;
+    // The lexical embedder keeps the many tests that do not measure retrieval cheap on two
+    // cores; the tests of search (the model, the API end to end, the access harness, the
+    // retrieval set) use the default, the local model.
+    c.vectors.embedder.kind = kledger_topology::config::EmbedderKind::Hash;
     c
 }
 
@@ -206,6 +210,13 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
             c.vectors.dir.display().to_string(),
         ),
         ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
+        (
+            "KLEDGER_VECTORS__EMBEDDER__KIND".into(),
+            serde_json::to_value(c.vectors.embedder.kind)
+                .ok()
+                .and_then(|v| v.as_str().map(str::to_owned))
+                .unwrap_or_default(),
+        ),
         (
             "KLEDGER_PROCESSOR__BATCH__RECORDS_MAX".into(),
             c.processor.batch.records_max.to_string(),

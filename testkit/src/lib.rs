@@ -13,6 +13,7 @@
 //! - [`badinput`]: the bad-input corpus (dead letters and rejected receipts, with codes).
 //! - [`registry`]: a minimal in-process Confluent Schema Registry (REST subset) for tests.
 //! - [`residue`]: scans of files for bytes that must be gone (erasure tests).
+//! - [`retrieval`]: the retrieval-quality set and its evaluation (the retrieval bench).
 //! - [`harness`]: the reliability harness (`cargo run -p kledger-testkit --bin harness`).
 
 pub mod badinput;
@@ -28,6 +29,7 @@ pub mod legacy;
 pub mod model;
 pub mod registry;
 pub mod residue;
+pub mod retrieval;
 
 pub use generate::{GenConfig, Generator};
 pub use ledger::Ledger;

@@ -78,6 +78,12 @@ pub const SINK_RESTARTS_TOTAL: &str = "kledger_sink_restarts_total";
 pub const VIEWS_PUBLISHED_TOTAL: &str = "kledger_views_published_total";
 /// Points the vector sink wrote, by `op` (upsert, delete).
 pub const VECTOR_POINTS_TOTAL: &str = "kledger_vector_points_total";
+/// Texts embedded, by `use` (`rows`: the vector sink and rebuilds; `queries`: search).
+pub const EMBEDDED_TEXTS_TOTAL: &str = "kledger_embedded_texts_total";
+/// Time spent embedding one call's texts, seconds, by `use`.
+pub const EMBED_SECONDS: &str = "kledger_embed_seconds";
+/// Search queries whose embedding the local model's cache held.
+pub const QUERY_EMBEDDINGS_CACHED_TOTAL: &str = "kledger_query_embeddings_cached_total";
 /// Read API requests, by `endpoint` and `status`.
 pub const API_REQUESTS_TOTAL: &str = "kledger_api_requests_total";
 /// Read API latency, seconds, by `endpoint`.
@@ -123,6 +129,9 @@ pub const ALL: &[&str] = &[
     VIEWS_PUBLISHED_TOTAL,
     SINK_RESTARTS_TOTAL,
     VECTOR_POINTS_TOTAL,
+    EMBEDDED_TEXTS_TOTAL,
+    EMBED_SECONDS,
+    QUERY_EMBEDDINGS_CACHED_TOTAL,
     API_REQUESTS_TOTAL,
     API_LATENCY_SECONDS,
     HTTP_ERRORS_TOTAL,

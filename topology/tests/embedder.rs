@@ -93,6 +93,7 @@ fn config(url: &str, dim: usize) -> EmbedderConfig {
         timeout_ms: 2_000,
         batch_max: 3,
         attempts_max: 3,
+        ..EmbedderConfig::default()
     }
 }
 

@@ -10,7 +10,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kledger_processors::access::{Principal, SENSITIVE_READER_ROLE};
-use kledger_processors::embed::HashEmbedder;
 use kledger_schemas::*;
 use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
@@ -21,7 +20,6 @@ use kledger_topology::serve::api::read::{
 };
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::vector::VectorGen;
-use kledger_topology::vector::embedder::LocalEmbedder;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -278,16 +276,19 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
     let dir = tempfile::tempdir()?;
     // Project the world with the sinks' own code.
     let views = ViewStore::open(&dir.path().join("views"), 32 << 20)?;
+    // The default embedder (the local model): the access filter runs before ranking on both
+    // providers whatever the vectors.
+    let embedder = crate::retrieval::default_embedder()?;
     let index = kledger_topology::vector::edge::EdgeIndex::open(
         &dir.path().join("index"),
-        &kledger_processors::payload::collection_name("text", 256, 1),
-        256,
+        &kledger_processors::payload::collection_name("text", embedder.dim(), 1),
+        embedder.dim(),
     )?;
     let g = VectorGen {
         index: Arc::new(index),
+        embedder: embedder.clone(),
         marks: Some(MarkStore::open(&dir.path().join("marks"))?),
     };
-    let embedder = LocalEmbedder::new(256);
     // The data keys the sinks read from the keys topic before they fold (rules v4).
     let keys = crate::ledger::key_records(&ledger.commits, 4);
     kledger_state::KeyCache::add(&views, &keys)?;
@@ -298,8 +299,7 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         kledger_topology::pipeline::project::views::fold(&views, chunk, read.iter().copied())?;
         kledger_topology::pipeline::project::vectors::project(
             &g,
-            &embedder,
-            &HashEmbedder::default(),
+            embedder.as_ref(),
             chunk,
             read.into_iter(),
         )?;
@@ -369,7 +369,6 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                     g,
                     no_swap_v,
                 )?),
-                embedder: Arc::new(embedder),
             },
         ))),
         exports: Arc::new(tokio::sync::Semaphore::new(2)),

@@ -45,6 +45,8 @@ pub struct Running {
     processor: Option<parts::Part>,
     sinks: Vec<parts::Part>,
     http: Option<tokio::task::JoinHandle<()>>,
+    /// The active vector generation's embedder, loaded at start (and kept: its parts share it).
+    _embedder: Option<Arc<dyn crate::vector::embedder::Embedder>>,
 }
 
 /// Starts every part (`--role all`).
@@ -62,6 +64,24 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
             "the embedded broker offers no Kafka transactions: use delivery_mode = \"idempotent\""
         );
     }
+    // The active vector generation's embedder first: a missing or mismatched model is a bad
+    // configuration, found before anything starts (and kept loaded for the projection).
+    let embedder = if config.vectors.enabled && (roles.vectors || roles.api) {
+        let v = config.vectors.clone();
+        let loaded = tokio::task::spawn_blocking(move || {
+            if !v.dir.exists() {
+                // A first start: the first generation will be the configured embedder's.
+                return crate::vector::shared_embedder(&v.embedder);
+            }
+            let gens = crate::generations::Generations::new(&v.dir)?;
+            crate::vector::generation_embedder(&gens.path(&gens.active_or_first()?), &v.embedder)
+        })
+        .await??;
+        tracing::info!(model = %loaded.model(), dim = loaded.dim(), "embedder loaded");
+        Some(loaded)
+    } else {
+        None
+    };
     let broker = if config.embedded() {
         let b = EmbeddedBroker::start(&config.embedded.listen, &config.embedded.storage).await?;
         tracing::info!(bootstrap = %b.bootstrap(), storage = %config.embedded.storage, "embedded broker started");
@@ -149,6 +169,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         processor,
         sinks,
         http,
+        _embedder: embedder,
     })
 }
 

@@ -74,12 +74,10 @@ pub(crate) fn project_vectors(ctx: &AppContext, slot: SearchSlot) -> anyhow::Res
         let Some(search) = open_vectors_until_open(&ctx) else {
             return Ok(());
         };
-        let (live, embedder) = (search.live.clone(), search.embedder.clone());
+        let live = search.live.clone();
         let _ = slot.set(search);
         let batch = ctx.config.vectors.batch;
-        drive_sink(&ctx, vectors::SINK, batch, &live, |generation| {
-            VectorProjection::new(generation, embedder.clone())
-        });
+        drive_sink(&ctx, vectors::SINK, batch, &live, VectorProjection::new);
         Ok(())
     })
 }
@@ -160,30 +158,33 @@ pub(crate) fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Liv
     Ok(Arc::new(live))
 }
 
-/// Opens the vector projection's active generation and the embedder.
+/// Opens the vector projection's active generation (and each one swapped in later), each with
+/// the embedder it was built with ([`crate::vector::generation_embedder`]).
 fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<SearchIndex> {
     let v = config.vectors.clone();
-    let embedder: Arc<dyn crate::vector::embedder::Embedder> =
-        Arc::from(crate::vector::embedder::from_config(&v.embedder)?);
-    let dim = embedder.dim();
-    let name = kledger_processors::payload::collection_name("text", dim, 1);
-    tracing::info!(collection = %name, backend = ?v.backend, model = %embedder.model(), "vector index open");
     let live = Live::open(&v.dir.clone(), owner, move |p| {
         let generation = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
+        let embedder = crate::vector::generation_embedder(p, &v.embedder)?;
+        let dim = embedder.dim();
+        let name = kledger_processors::payload::collection_name("text", dim, 1);
+        tracing::info!(collection = %name, backend = ?v.backend, model = %embedder.model(), generation = %generation, "vector index open");
         let index = crate::vector::open_index(&v, &name, dim, p, &generation, owner, false)?;
         let marks = if owner {
             Some(crate::vector::open_marks(p)?)
         } else {
             None
         };
-        Ok(VectorGen { index, marks })
+        Ok(VectorGen {
+            index,
+            embedder,
+            marks,
+        })
     })?;
     Ok(SearchIndex {
         live: Arc::new(live),
-        embedder,
     })
 }
 

@@ -88,7 +88,10 @@ pub fn main() -> ExitCode {
     match run_cli() {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            let status = if e.downcast_ref::<BadConfig>().is_some() {
+            let status = if e.downcast_ref::<BadConfig>().is_some()
+                || e.downcast_ref::<crate::vector::model::ModelFilesError>()
+                    .is_some()
+            {
                 2
             } else if crate::pipeline::apply::unrecoverable(&e) {
                 3

@@ -145,8 +145,11 @@ pub enum VectorBackend {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum EmbedderKind {
-    /// Local feature hashing: deterministic, lexical.
+    /// A local sentence-embedding model (BERT family) from `model_dir`: all-MiniLM-L6-v2 as
+    /// `scripts/dev.sh` installs it, checked against `sha256`.
     #[default]
+    Local,
+    /// Local feature hashing: deterministic, lexical (tests, and users who want it).
     Hash,
     /// An OpenAI-compatible endpoint (`/v1/embeddings`).
     Http,
@@ -223,11 +226,13 @@ impl VectorsConfig {
 pub struct EmbedderConfig {
     /// Which embedder.
     pub kind: EmbedderKind,
-    /// Dense dimension (the collection is `cm_text_<dim>_v1`).
+    /// Dense dimension (`hash`, `http`; the collection is `cm_text_<dim>_v1`; the local
+    /// model's is its own).
     pub dim: usize,
     /// Base URL of the endpoint (`http`): `{url}/v1/embeddings`.
     pub url: String,
-    /// Model name sent to the endpoint (`http`).
+    /// Model name sent to the endpoint (`http`); the local model's id in payloads (`local`;
+    /// empty: `sentence-transformers/all-MiniLM-L6-v2`).
     pub model: String,
     /// Environment variable holding the API key (`http`; empty: none).
     pub api_key_env: String,
@@ -237,12 +242,22 @@ pub struct EmbedderConfig {
     pub batch_max: usize,
     /// Attempts per request (`http`; retried on transport errors, 429 and 5xx).
     pub attempts_max: u32,
+    /// Directory of the local model (`local`): `model.safetensors`, `vocab.txt`,
+    /// `config.json`; a leading `~/` is the home directory.
+    pub model_dir: PathBuf,
+    /// Expected SHA-256 of the local model's files by name (`local`); a file not named here
+    /// must be the default model's.
+    pub sha256: std::collections::BTreeMap<String, String>,
+    /// Threads a batch of rows is embedded on (`local`; 0: the cores available).
+    pub threads: usize,
+    /// Query embeddings kept (`local`).
+    pub query_cache_entries: usize,
 }
 
 impl Default for EmbedderConfig {
     fn default() -> Self {
         Self {
-            kind: EmbedderKind::Hash,
+            kind: EmbedderKind::Local,
             dim: kledger_processors::embed::HASH_DIM_DEFAULT,
             url: String::new(),
             model: String::new(),
@@ -250,6 +265,10 @@ impl Default for EmbedderConfig {
             timeout_ms: 10_000,
             batch_max: 64,
             attempts_max: 4,
+            model_dir: PathBuf::from("~/.cache/kledger/models/all-minilm-l6-v2"),
+            sha256: std::collections::BTreeMap::new(),
+            threads: 0,
+            query_cache_entries: 1_024,
         }
     }
 }
@@ -373,6 +392,11 @@ pub struct KafkaConfig {
     /// checks the retained window; an instance down for longer than this loses the intents it
     /// had not read.
     pub intents_retention_ms: i64,
+    /// How long after a record is due to go (its retention passed, or a newer record of its key
+    /// made it compactable) the broker has removed it at most: what purge receipts wait for.
+    /// Unset: one maintenance run of the embedded broker; on another broker, `segment.ms` +
+    /// `max.compaction.lag.ms` as kledger creates its topics (2 h).
+    pub compaction_slack_ms: Option<i64>,
     /// Extra librdkafka properties for consumers.
     pub consumer_properties: BTreeMap<String, String>,
     /// Extra librdkafka properties for producers.
@@ -392,11 +416,7 @@ impl Default for KafkaConfig {
             transactional_id: None,
             create_topics: true,
             intents_retention_ms: crate::kafka::topics::INTENTS_RETENTION_MS,
-    /// How long after a record is due to go (its retention passed, or a newer record of its key
-    /// made it compactable) the broker has removed it at most: what purge receipts wait for.
-    /// Unset: one maintenance run of the embedded broker; on another broker, `segment.ms` +
-    /// `max.compaction.lag.ms` as kledger creates its topics (2 h).
-    pub compaction_slack_ms: Option<i64>,
+            compaction_slack_ms: None,
             consumer_properties: BTreeMap::new(),
             producer_properties: BTreeMap::new(),
         }
@@ -416,7 +436,6 @@ pub struct EmbeddedConfig {
 
 impl Default for EmbeddedConfig {
     fn default() -> Self {
-            compaction_slack_ms: None,
         Self {
             listen: "127.0.0.1:9092".into(),
             storage: "sqlite://data/broker/tansu.db".into(),

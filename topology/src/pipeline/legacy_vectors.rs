@@ -20,7 +20,8 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::Context;
-use kledger_processors::embed::{HashEmbedder, Sparse};
+use kledger_processors::bm25::Bm25;
+use kledger_processors::embed::Sparse;
 use kledger_processors::legacy::{Defaults, Rule, map_collection, payload, point_id};
 use kledger_processors::payload::collection_name;
 use serde::Serialize;
@@ -201,7 +202,7 @@ struct Copier<'a> {
     report: CollectionReport,
     dim: Option<usize>,
     batch: Vec<Point>,
-    hasher: HashEmbedder,
+    bm25: Bm25,
 }
 
 impl<'a> Copier<'a> {
@@ -222,7 +223,7 @@ impl<'a> Copier<'a> {
             },
             dim: None,
             batch: Vec::with_capacity(UPSERT_BATCH),
-            hasher: HashEmbedder::default(),
+            bm25: Bm25::default(),
         }
     }
 
@@ -266,7 +267,7 @@ impl<'a> Copier<'a> {
         let sparse = ["text", "content", "page_content", "document"]
             .iter()
             .find_map(|k| legacy_payload.get(*k).and_then(Value::as_str))
-            .map(|t| self.hasher.sparse(t))
+            .map(|t| self.bm25.document(t))
             .unwrap_or_else(Sparse::default);
         let legacy = &self.report.legacy;
         let p = Point {

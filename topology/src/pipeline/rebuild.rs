@@ -89,7 +89,8 @@ fn open_projection(
             ))
         }
         ProjectionKind::Vectors => {
-            let embedder = crate::vector::embedder::from_config(&config.vectors.embedder)?;
+            // The new generation's embedding space is the configured embedder's.
+            let embedder = crate::vector::generation_embedder(dir, &config.vectors.embedder)?;
             let name = kledger_processors::payload::collection_name("text", embedder.dim(), 1);
             let marks = crate::vector::open_marks(dir)?;
             let (v, dim, dir, generation) = (

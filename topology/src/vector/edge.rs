@@ -626,6 +626,22 @@ impl EdgeIndex {
         self.shards.len()
     }
 
+    /// BM25's inverse document frequency of each of `indices` (sparse terms) over the whole
+    /// collection: every shard's statistics summed (vendored change 7), so a sharded
+    /// collection scores as one shard would. What sparse queries weigh their terms with.
+    pub fn sparse_idf(&self, indices: &[u32]) -> Result<Vec<f32>, VectorError> {
+        let (mut n, mut df) = (0, vec![0; indices.len()]);
+        for shard in &self.shards {
+            let (sn, sdf) = shard
+                .read()?
+                .sparse_document_frequencies(SPARSE, indices)
+                .map_err(err)?;
+            n += sn;
+            df.iter_mut().zip(sdf).for_each(|(a, b)| *a += b);
+        }
+        Ok(df.into_iter().map(|d| EdgeShard::idf(n, d)).collect())
+    }
+
     /// The points in each shard.
     pub fn points_per_shard(&self) -> Result<Vec<usize>, VectorError> {
         self.shards
@@ -798,10 +814,29 @@ impl VectorIndex for EdgeIndex {
         self.searchable()?;
         let (q, using) = match vector {
             QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
-            QueryVector::Sparse(s) => (
-                Vector::new_sparse(s.indices, s.values).map_err(err)?.0,
-                SPARSE,
-            ),
+            QueryVector::Sparse(s) => {
+                // BM25's IDF over the whole collection (every shard's statistics summed, so a
+                // sharded collection scores as one shard would): the query's weights times it.
+                let (mut n, mut df) = (0, vec![0; s.indices.len()]);
+                for shard in &self.shards {
+                    let (sn, sdf) = shard
+                        .read()?
+                        .sparse_document_frequencies(SPARSE, &s.indices)
+                        .map_err(err)?;
+                    n += sn;
+                    df.iter_mut().zip(sdf).for_each(|(a, b)| *a += b);
+                }
+                let values: Vec<f32> = s
+                    .values
+                    .iter()
+                    .zip(&df)
+                    .map(|(w, d)| w * EdgeShard::idf(n, *d))
+                    .collect();
+                (
+                    Vector::new_sparse(s.indices, values).map_err(err)?.0,
+                    SPARSE,
+                )
+            }
         };
         let filter = filter(f)?;
         let mut hits = Vec::new();

@@ -1,7 +1,8 @@
-//! Embedders of the vector projection and of search queries: the deterministic local
-//! feature-hashing embedder (default), or an OpenAI-compatible `/v1/embeddings` endpoint
-//! (batched, with a timeout and bounded retries). Sparse term vectors always come from the
-//! local hasher: they are the keyword provider.
+//! Embedders of the vector projection and of search queries: the local sentence-embedding
+//! model (default, [`super::model`]), the deterministic feature-hashing embedder (lexical; for
+//! tests and for users who want it), or an OpenAI-compatible `/v1/embeddings` endpoint
+//! (batched, with a timeout and bounded retries). Sparse term vectors never come from here:
+//! they are BM25's ([`kledger_processors::embed::Bm25`]), the keyword provider.
 
 use std::time::Duration;
 
@@ -20,6 +21,12 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
     fn dim(&self) -> usize;
     /// One vector per text, in order.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError>;
+    /// The vector of a search query (an embedder may keep recent ones).
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, VectorError> {
+        self.embed(&[text])?
+            .pop()
+            .ok_or_else(|| VectorError::Backend("the embedder returned nothing".into()))
+    }
 }
 
 /// The local feature-hashing embedder.
@@ -163,10 +170,12 @@ impl Embedder for HttpEmbedder {
     }
 }
 
-/// The embedder `config` names.
-pub fn from_config(config: &EmbedderConfig) -> Result<Box<dyn Embedder>, VectorError> {
-    match config.kind {
-        EmbedderKind::Http => Ok(Box::new(HttpEmbedder::new(config)?)),
-        EmbedderKind::Hash => Ok(Box::new(LocalEmbedder::new(config.dim))),
-    }
+/// The embedder `config` names. The local model's files are read and checked here: a missing
+/// or mismatched one is a [`super::model::ModelFilesError`] (a bad configuration).
+pub fn from_config(config: &EmbedderConfig) -> anyhow::Result<Box<dyn Embedder>> {
+    Ok(match config.kind {
+        EmbedderKind::Local => Box::new(super::model::LocalModel::load(config)?),
+        EmbedderKind::Http => Box::new(HttpEmbedder::new(config)?),
+        EmbedderKind::Hash => Box::new(LocalEmbedder::new(config.dim)),
+    })
 }

@@ -4,15 +4,17 @@
 //!
 //! - [`edge`]: Qdrant's engine in-process (qdrant-edge 0.7), the embedded default.
 //! - [`server`]: a Qdrant server over gRPC (qdrant-client), production.
-//! - [`embedder`]: the configured embedder (local feature hashing, or an OpenAI-compatible
-//!   HTTP endpoint).
+//! - [`embedder`]: the configured embedder (the local model, local feature hashing, or an
+//!   OpenAI-compatible HTTP endpoint); [`model`]: the local sentence-embedding model.
 //!
 //! Every collection has a named dense vector `dense` (cosine) and a named sparse vector
-//! `sparse` (term weights: the keyword provider), and keyword/bool/integer payload indexes on
-//! every filtered field, `tenant_id` as the tenant index, created before any point.
+//! `sparse` (BM25 term weights: the keyword provider, scored with the collection's IDF), and
+//! keyword/bool/integer payload indexes on every filtered field, `tenant_id` as the tenant
+//! index, created before any point.
 
 pub mod edge;
 pub mod embedder;
+pub mod model;
 pub mod server;
 
 use kledger_processors::embed::Sparse;
@@ -57,7 +59,9 @@ pub type Scanned = Vec<(Uuid, Map<String, Value>)>;
 pub enum QueryVector {
     /// Nearest by the dense vector.
     Dense(Vec<f32>),
-    /// Highest sparse dot product.
+    /// Highest BM25 score: the query's term weights times each term's IDF over the collection
+    /// (the embedded engine sums its shards' statistics; a Qdrant server's collection has the
+    /// `idf` modifier), dotted with a point's saturated term frequencies.
     Sparse(Sparse),
 }
 
@@ -136,11 +140,15 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
     fn scan(&self) -> Result<Scanned, VectorError>;
 }
 
-/// One generation of the vector projection (see [`crate::generations`]): the index, and the
-/// sink's progress marks when this process owns the projection.
+/// One generation of the vector projection (see [`crate::generations`]): the index, the
+/// embedder its vectors come from (each generation is one embedding space: a rebuild with
+/// another model makes a generation of its own), and the sink's progress marks when this
+/// process owns the projection.
 pub struct VectorGen {
     /// The index (collection).
     pub index: std::sync::Arc<dyn VectorIndex>,
+    /// The embedder of its rows and of queries against it.
+    pub embedder: std::sync::Arc<dyn embedder::Embedder>,
     /// The sink's marks (owner only: a RocksDB store one process holds).
     pub marks: Option<kledger_state::MarkStore>,
 }
@@ -162,12 +170,10 @@ impl VectorGen {
     }
 }
 
-/// The vector projection as search reads it: the live generation and the query embedder.
+/// The vector projection as search reads it: the live generation (with its embedder).
 pub struct SearchIndex {
     /// The active generation.
     pub live: std::sync::Arc<crate::generations::Live<VectorGen>>,
-    /// Embeds queries (and, in the owner, rows).
-    pub embedder: std::sync::Arc<dyn embedder::Embedder>,
 }
 
 impl std::fmt::Debug for SearchIndex {
@@ -228,6 +234,85 @@ pub fn open_index(
             ..Default::default()
         },
     )?))
+}
+
+/// The file in a vector generation's directory that names the embedder of its vectors (its
+/// `vectors.embedder` section, as JSON).
+pub const EMBEDDER_FILE: &str = "embedder.json";
+
+/// Embedders loaded in this process, by configuration: a generation's and search's share one.
+static LOADED: std::sync::Mutex<
+    std::collections::BTreeMap<String, std::sync::Weak<dyn embedder::Embedder>>,
+> = std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// The embedder `config` names, loaded once per process while in use.
+pub fn shared_embedder(
+    config: &crate::config::EmbedderConfig,
+) -> anyhow::Result<std::sync::Arc<dyn embedder::Embedder>> {
+    let key = serde_json::to_string(config)?;
+    let mut loaded = LOADED.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(e) = loaded.get(&key).and_then(std::sync::Weak::upgrade) {
+        return Ok(e);
+    }
+    let e: std::sync::Arc<dyn embedder::Embedder> =
+        std::sync::Arc::from(embedder::from_config(config)?);
+    loaded.retain(|_, w| w.strong_count() > 0);
+    loaded.insert(key, std::sync::Arc::downgrade(&e));
+    Ok(e)
+}
+
+/// What makes an embedder's vectors what they are (its kind, model, dimension, endpoint without
+/// credentials, model files): the part of `vectors.embedder` a generation records. Threads,
+/// caches, timeouts and keys are not part of it.
+fn embedding_space(c: &crate::config::EmbedderConfig) -> serde_json::Value {
+    serde_json::json!({
+        "kind": c.kind,
+        "dim": c.dim,
+        "model": c.model,
+        "url": crate::config::redact_url(&c.url),
+        "model_dir": c.model_dir,
+        "sha256": c.sha256,
+    })
+}
+
+/// The embedder of the vector generation in `dir`: the one its [`EMBEDDER_FILE`] names, or
+/// `configured`'s, recorded there, for a generation without one (a new generation; or one made
+/// before the file existed, which is said in the log: its vectors may be another embedder's
+/// until `kledger rebuild qdrant`). A configured embedder other than the generation's is said
+/// in the log too: the generation keeps its own, and the next rebuild takes the configured one.
+pub fn generation_embedder(
+    dir: &std::path::Path,
+    configured: &crate::config::EmbedderConfig,
+) -> anyhow::Result<std::sync::Arc<dyn embedder::Embedder>> {
+    use anyhow::Context;
+    let file = dir.join(EMBEDDER_FILE);
+    let wanted = embedding_space(configured);
+    let config = match std::fs::read_to_string(&file) {
+        Ok(text) => {
+            let stored: serde_json::Value = serde_json::from_str(&text)
+                .with_context(|| format!("{} is not JSON", file.display()))?;
+            if stored == wanted {
+                configured.clone()
+            } else {
+                tracing::warn!(generation = %dir.display(), "vectors.embedder differs from the embedder this generation was built with, which it keeps; kledger rebuild qdrant builds a generation with the configured one");
+                let mut own: crate::config::EmbedderConfig = serde_json::from_value(stored)
+                    .with_context(|| format!("{} is not an embedder section", file.display()))?;
+                own.threads = configured.threads;
+                own.query_cache_entries = configured.query_cache_entries;
+                own
+            }
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if dir.join("index").exists() || dir.join("marks").exists() {
+                tracing::warn!(generation = %dir.display(), "a vector generation made before embedder.json: assuming the configured embedder; run kledger rebuild qdrant if its vectors came from another");
+            }
+            std::fs::create_dir_all(dir)?;
+            crate::generations::write_atomic(&file, &serde_json::to_string_pretty(&wanted)?)?;
+            configured.clone()
+        }
+        Err(e) => return Err(anyhow::Error::new(e).context(format!("read {}", file.display()))),
+    };
+    shared_embedder(&config)
 }
 
 /// Whether the configured backend is the embedded engine (else a Qdrant server).

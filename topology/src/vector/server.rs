@@ -168,7 +168,11 @@ impl ServerIndex {
                 VectorParamsBuilder::new(dim as u64, Distance::Cosine),
             );
             let mut sparse = SparseVectorsConfigBuilder::default();
-            sparse.add_named_vector_params(SPARSE, SparseVectorParamsBuilder::default());
+            sparse.add_named_vector_params(
+                SPARSE,
+                SparseVectorParamsBuilder::default()
+                    .modifier(qdrant_client::qdrant::Modifier::Idf as i32),
+            );
             client
                 .create_collection(
                     CreateCollectionBuilder::new(name)

@@ -5,7 +5,8 @@
 //! status in the payload (default search asks for active ones), tombstoned and restricted rows
 //! are deleted (restricted rows are never written). Within a batch the last change of a row
 //! wins. Vectors: the intent's own when its model is the embedder's and its dimension the
-//! collection's, else the configured embedder's; sparse term vectors from the local hasher.
+//! collection's, else the configured embedder's; sparse term vectors are BM25's
+//! ([`kledger_processors::bm25`]).
 //! The index write is acknowledged (durable) before the marks are written, so a crash repeats
 //! a batch and never skips one; commits at or below an account's mark are skipped, so a sink
 //! that re-reads old commits never regresses a newer point.
@@ -19,7 +20,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{SyncSender, sync_channel};
 use std::thread::JoinHandle;
 
-use kledger_processors::embed::HashEmbedder;
+use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_uuid;
 use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
 use kledger_schemas::{Row, Status};
@@ -105,18 +106,12 @@ pub fn plan<'a>(marks: &MarkStore, commits: &'a [OutboxCommit]) -> anyhow::Resul
 #[derive(Debug)]
 pub struct VectorProjection {
     generation: Arc<VectorGen>,
-    embedder: Arc<dyn Embedder>,
-    hasher: HashEmbedder,
 }
 
 impl VectorProjection {
-    /// The projection into `generation` with `embedder`'s vectors.
-    pub fn new(generation: Arc<VectorGen>, embedder: Arc<dyn Embedder>) -> Self {
-        Self {
-            generation,
-            embedder,
-            hasher: HashEmbedder::default(),
-        }
+    /// The projection into `generation`, with its embedder's vectors.
+    pub fn new(generation: Arc<VectorGen>) -> Self {
+        Self { generation }
     }
 }
 
@@ -144,8 +139,7 @@ impl Projection for VectorProjection {
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
         project(
             &self.generation,
-            &*self.embedder,
-            &self.hasher,
+            &*self.generation.embedder,
             commits,
             read.iter().copied(),
         )
@@ -158,13 +152,12 @@ impl Projection for VectorProjection {
 pub fn project(
     g: &VectorGen,
     embedder: &dyn Embedder,
-    hasher: &HashEmbedder,
     commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
     let marks = g.marks()?;
     let plan = plan_read(marks, commits, read)?;
-    let (upserted, deleted) = apply(&*g.index, embedder, hasher, &plan)?;
+    let (upserted, deleted) = apply(&*g.index, embedder, &plan)?;
     marks.write(&plan.applied, &plan.positions, &plan.destroyed)?;
     Counts {
         folded: plan.folded,
@@ -212,12 +205,11 @@ pub struct Prepared {
 pub fn prepare(
     marks: &MarkStore,
     embedder: &dyn Embedder,
-    hasher: &HashEmbedder,
     commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<Prepared> {
     let plan = plan_read(marks, commits, read)?;
-    let (points, deletes) = points(embedder, hasher, &plan)?;
+    let (points, deletes) = points(embedder, &plan)?;
     Ok(Prepared {
         points,
         deletes,
@@ -321,13 +313,12 @@ const APPLY_CHUNK_ROWS: usize = 256;
 pub fn apply(
     index: &dyn VectorIndex,
     embedder: &dyn Embedder,
-    hasher: &HashEmbedder,
     plan: &Plan<'_>,
 ) -> anyhow::Result<(u64, u64)> {
     let (rows, deletes) = split(plan);
     let mut upserted = 0;
     for chunk in rows.chunks(APPLY_CHUNK_ROWS) {
-        let points = build(embedder, hasher, chunk)?;
+        let points = build(embedder, chunk)?;
         upserted += points.len() as u64;
         index.write_unsynced(points, &[])?;
     }
@@ -398,21 +389,13 @@ fn split<'a>(plan: &Plan<'a>) -> (Rows<'a>, Vec<Uuid>) {
 }
 
 /// A plan's points to upsert (with `embedder`'s vectors) and ids to delete.
-fn points(
-    embedder: &dyn Embedder,
-    hasher: &HashEmbedder,
-    plan: &Plan<'_>,
-) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
+fn points(embedder: &dyn Embedder, plan: &Plan<'_>) -> anyhow::Result<(Vec<Point>, Vec<Uuid>)> {
     let (rows, deletes) = split(plan);
-    Ok((build(embedder, hasher, &rows)?, deletes))
+    Ok((build(embedder, &rows)?, deletes))
 }
 
 /// The points of `rows`, with `embedder`'s vectors.
-fn build(
-    embedder: &dyn Embedder,
-    hasher: &HashEmbedder,
-    rows: &[(Uuid, &Row, i64)],
-) -> anyhow::Result<Vec<Point>> {
+fn build(embedder: &dyn Embedder, rows: &[(Uuid, &Row, i64)]) -> anyhow::Result<Vec<Point>> {
     let info = EmbeddingInfo {
         model: embedder.model().to_owned(),
         dim: embedder.dim(),
@@ -429,7 +412,14 @@ fn build(
         .filter(|(_, r, _)| own(r).is_none())
         .map(|(_, r, _)| r.content.as_str())
         .collect();
+    let started = std::time::Instant::now();
     let mut embedded = embedder.embed(&texts)?.into_iter();
+    if !texts.is_empty() {
+        metrics::counter!(m::EMBEDDED_TEXTS_TOTAL, "use" => "rows").increment(texts.len() as u64);
+        metrics::histogram!(m::EMBED_SECONDS, "use" => "rows")
+            .record(started.elapsed().as_secs_f64());
+    }
+    let bm25 = Bm25::default();
     let mut points = Vec::with_capacity(rows.len());
     for (id, row, at) in rows {
         let dense = match own(row) {
@@ -441,7 +431,7 @@ fn build(
         points.push(Point {
             id: *id,
             dense,
-            sparse: hasher.sparse(&row.content),
+            sparse: bm25.document(&row.content),
             payload: payload(row, &info, *at),
         });
     }
@@ -463,8 +453,7 @@ pub const BUILD_SYNC_RECORDS: u64 = 50_000;
 /// closes the index, before [`Projection::finish`] returns.
 pub struct VectorBuild {
     marks: Arc<MarkStore>,
-    embedder: Box<dyn Embedder>,
-    hasher: HashEmbedder,
+    embedder: Arc<dyn Embedder>,
     tx: Option<SyncSender<Prepared>>,
     writer: Option<JoinHandle<anyhow::Result<()>>>,
 }
@@ -484,7 +473,7 @@ impl VectorBuild {
     pub fn new(
         marks: MarkStore,
         open: OpenIndex,
-        embedder: Box<dyn Embedder>,
+        embedder: Arc<dyn Embedder>,
     ) -> anyhow::Result<Self> {
         let marks = Arc::new(marks);
         let (tx, rx) = sync_channel::<Prepared>(1);
@@ -505,7 +494,6 @@ impl VectorBuild {
         Ok(Self {
             marks,
             embedder,
-            hasher: HashEmbedder::default(),
             tx: Some(tx),
             writer: Some(writer),
         })
@@ -545,13 +533,7 @@ impl Projection for VectorBuild {
     }
 
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
-        let prepared = prepare(
-            &self.marks,
-            &*self.embedder,
-            &self.hasher,
-            commits,
-            read.iter().copied(),
-        )?;
+        let prepared = prepare(&self.marks, &*self.embedder, commits, read.iter().copied())?;
         if self.tx.as_ref().is_some_and(|tx| tx.send(prepared).is_ok()) {
             return Ok(());
         }

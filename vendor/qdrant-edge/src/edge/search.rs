@@ -147,3 +147,49 @@ impl EdgeShard {
         Ok(points)
     }
 }
+
+/// kledger patch, change 7 (`KLEDGER-PATCH.md`): a collection spread over several shards scores
+/// sparse queries with the collection's document frequencies, not each shard's own.
+impl EdgeShard {
+    /// The statistics the `idf` modifier reads for `indices` of the sparse vector
+    /// `vector_name` in this shard: (vectors indexed, and per index the vectors that have it).
+    /// A caller sums them over its shards, weighs each query term with [`Self::idf`], and
+    /// queries a sparse vector without the modifier: every shard then scores as one would.
+    pub fn sparse_document_frequencies(
+        &self,
+        vector_name: &str,
+        indices: &[u32],
+    ) -> OperationResult<(usize, Vec<usize>)> {
+        let is_stopped_guard = StoppingGuard::new();
+        let mut context = crate::segment::data_types::query_context::QueryContext::new(
+            DEFAULT_FULL_SCAN_THRESHOLD,
+            HwMeasurementAcc::disposable_edge(),
+        );
+        context.init_idf(vector_name, indices);
+        let Some(mut context) = fill_query_context(
+            context,
+            self.segments.clone(),
+            DEFAULT_EDGE_TIMEOUT,
+            &is_stopped_guard.get_is_stopped(),
+        )?
+        else {
+            return Ok((0, vec![0; indices.len()]));
+        };
+        let stats = context.mut_idf_stats();
+        let indexed = stats.indexed_vectors.get(vector_name).copied().unwrap_or(0);
+        let df = stats.idf.get(vector_name);
+        Ok((
+            indexed,
+            indices
+                .iter()
+                .map(|i| df.and_then(|d| d.get(i)).copied().unwrap_or(0))
+                .collect(),
+        ))
+    }
+
+    /// The weight the `idf` modifier gives a term found in `df` of `n` vectors.
+    pub fn idf(n: usize, df: usize) -> f32 {
+        let (n, df) = (n as f32, df as f32);
+        ((n - df + 0.5) / (df + 0.5) + 1.).ln()
+    }
+}

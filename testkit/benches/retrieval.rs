@@ -1,0 +1,111 @@
+//! The retrieval-quality benchmark: recall@1/5/10, MRR and (multi-fact) rows@5 of
+//! search_knowledge, of BM25 alone and of the dense model alone, over the labelled set in
+//! `testkit/data/retrieval` (its README says how it is made), in one run. Prints a table per
+//! split and category, and the ratio of search_knowledge's recall@5 to the better baseline's on
+//! the test split (goal ≥ 1.05).
+//!
+//! `cargo bench -p kledger-testkit --bench retrieval` (the embedder is the configured default:
+//! the local model from `KLEDGER_VECTORS__EMBEDDER__MODEL_DIR` or its default directory);
+//! `-- tune` also searches the fusion's settings on the dev split and prints the best.
+
+use kledger_testkit::retrieval::{
+    Method, Table, data_dir, default_embedder, evaluate, index, load,
+};
+use kledger_topology::serve::api::search::Fusion;
+
+fn print(name: &str, t: &Table) {
+    for ((split, cat), s) in t {
+        let [r1, r5, r10, mrr, rows5] = s.rates();
+        println!(
+            "{name:<17} {split:<5} {cat:<12} {:>5}  {r1:>6.3} {r5:>6.3} {r10:>6.3} {mrr:>6.3} {rows5:>6.3}",
+            s.n
+        );
+    }
+}
+
+fn at5(t: &Table, split: &str) -> f64 {
+    t.get(&(split.to_owned(), "all".to_owned()))
+        .map_or(0.0, |s| s.rates()[1])
+}
+
+fn main() -> anyhow::Result<()> {
+    let tune = std::env::args().any(|a| a == "tune");
+    let set = load(&data_dir())?;
+    let embedder = default_embedder()?;
+    let dir = tempfile::tempdir()?;
+    let started = std::time::Instant::now();
+    let (index, ids) = index(&set, &embedder, dir.path())?;
+    println!(
+        "retrieval set: {} rows, {} questions, model {}; indexed in {:.1} s",
+        set.rows.len(),
+        set.questions.len(),
+        embedder.model(),
+        started.elapsed().as_secs_f64()
+    );
+    println!(
+        "{:<17} {:<5} {:<12} {:>5}  {:>6} {:>6} {:>6} {:>6} {:>6}",
+        "method", "split", "category", "n", "r@1", "r@5", "r@10", "mrr", "rows@5"
+    );
+    let mut tables = Vec::new();
+    for m in [
+        Method::Search(Fusion::default()),
+        Method::Bm25,
+        Method::Dense,
+    ] {
+        let t = evaluate(&set, index.as_ref(), embedder.as_ref(), &ids, m)?;
+        print(m.name(), &t);
+        tables.push(t);
+    }
+    for split in ["dev", "test"] {
+        let best = at5(&tables[1], split).max(at5(&tables[2], split));
+        println!(
+            "{split}: recall@5 search_knowledge {:.3}, bm25 {:.3}, dense {:.3}; ratio to the better baseline {:.3} (goal >= 1.05)",
+            at5(&tables[0], split),
+            at5(&tables[1], split),
+            at5(&tables[2], split),
+            at5(&tables[0], split) / best.max(1e-9)
+        );
+    }
+    if tune {
+        let mut grid = Vec::new();
+        for dense in [1.0f32, 2.0, 3.0, 4.0, 6.0] {
+            for k in [2.0f32, 5.0, 10.0, 20.0, 60.0] {
+                for depth in [2usize, 4] {
+                    grid.push(Fusion {
+                        dense,
+                        keyword: 1.0,
+                        k,
+                        depth,
+                    });
+                }
+            }
+        }
+        let mut best: Option<(f64, Fusion)> = None;
+        for f in grid {
+            let t = evaluate(
+                &set,
+                index.as_ref(),
+                embedder.as_ref(),
+                &ids,
+                Method::Search(f),
+            )?;
+            let r = at5(&t, "dev");
+            println!("  dev recall@5 {r:.3} with {f:?}");
+            if best.as_ref().is_none_or(|(b, _)| r > *b) {
+                best = Some((r, f));
+            }
+        }
+        if let Some((r, f)) = best {
+            println!("tuned on dev: recall@5 {r:.3} with {f:?}");
+            let t = evaluate(
+                &set,
+                index.as_ref(),
+                embedder.as_ref(),
+                &ids,
+                Method::Search(f),
+            )?;
+            println!("  on test: recall@5 {:.3}", at5(&t, "test"));
+        }
+    }
+    Ok(())
+}
