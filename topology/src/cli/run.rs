@@ -1,7 +1,6 @@
 //! `kledger run`: the stream processor, the sinks and the API (the roles `--role` names), on the
 //! embedded broker when no bootstrap servers are configured.
 
-use std::fs::File;
 use std::io::BufReader;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -54,29 +53,52 @@ impl RunArgs {
     }
 }
 
-/// Publishes `file` once, if the intents topic is empty.
+/// How long the demo's extractor waits for the receipts of the intents it published.
+const DEMO_RECEIPTS_WAIT: Duration = Duration::from_secs(60);
+
+/// Publishes `file` once, if the intents topic is empty, then plays its extractor: what the
+/// processor sends back to be planned again is planned again and published
+/// ([`crate::pipeline::replan`]).
 async fn demo(config: &Config, partitions: i32, file: PathBuf) -> anyhow::Result<()> {
     let c = config.clone();
-    let published = tokio::task::spawn_blocking(move || -> anyhow::Result<Option<u64>> {
-        let b = c.bootstrap();
-        let empty = topics::is_empty(&b, &c.topics().intents, partitions)?;
-        if !empty {
-            return Ok(None);
-        }
-        let mut reader =
-            BufReader::new(File::open(&file).with_context(|| format!("open {}", file.display()))?);
-        Ok(Some(
-            publish::publish(&c, partitions, &mut reader, false)?.published,
-        ))
-    })
+    let published = tokio::task::spawn_blocking(
+        move || -> anyhow::Result<Option<(u64, Vec<kledger_schemas::IntentRecord>)>> {
+            let b = c.bootstrap();
+            let empty = topics::is_empty(&b, &c.topics().intents, partitions)?;
+            if !empty {
+                return Ok(None);
+            }
+            let text = std::fs::read_to_string(&file)
+                .with_context(|| format!("open {}", file.display()))?;
+            let n = publish::publish(&c, partitions, &mut BufReader::new(text.as_bytes()), false)?
+                .published;
+            // The lines that are intents (the example has a malformed one: dead-lettered).
+            let records = text
+                .lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect();
+            Ok(Some((n, records)))
+        },
+    )
     .await??;
-    match published {
-        Some(n) => eprintln!(
-            "demo: published {n} intents; receipts on {}, commits on {}",
-            config.topics().receipts,
-            config.topics().outbox
-        ),
-        None => eprintln!("demo: intents topic already has records, nothing published"),
-    }
+    let Some((n, records)) = published else {
+        eprintln!("demo: intents topic already has records, nothing published");
+        return Ok(());
+    };
+    eprintln!(
+        "demo: published {n} intents; receipts on {}, commits on {}",
+        config.topics().receipts,
+        config.topics().outbox
+    );
+    let c = config.clone();
+    tokio::task::spawn_blocking(move || {
+        match crate::pipeline::replan::replan_all(&c, partitions, &records, DEMO_RECEIPTS_WAIT) {
+            Ok(0) => {}
+            Ok(again) => {
+                eprintln!("demo: planned {again} intents again after their replan receipts")
+            }
+            Err(e) => eprintln!("demo: planning again failed: {e:#}"),
+        }
+    });
     Ok(())
 }

@@ -265,7 +265,7 @@ fn published_actions(
 
 /// Reads the receipts topic (from the start, again and again) until every action of `wanted`
 /// has a receipt or `timeout` passes; the first receipt of each action.
-fn await_receipts(
+pub(crate) fn await_receipts(
     config: &Config,
     partitions: i32,
     wanted: &BTreeSet<&str>,

@@ -5,7 +5,8 @@
 //! - [`project`]: the projections of the outbox (views, vectors) and their one driver.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild`;
 //!   [`stateops`]: restoring a state directory.
-//! - [`publish`]: intents from JSON lines to the topic; [`offline`]: `kledger apply`.
+//! - [`publish`]: intents from JSON lines to the topic; [`offline`]: `kledger apply`;
+//!   [`replan`]: the demo's extractor, planning again what the processor sent back.
 //! - [`migrate`]: legacy memory rows; [`legacy_vectors`]: legacy vector collections.
 //!
 //! Uses the Kafka layer ([`crate::kafka`]) and the vector indexes ([`crate::vector`]); may not
@@ -19,5 +20,6 @@ pub mod offline;
 pub mod project;
 pub mod publish;
 pub mod rebuild;
+pub mod replan;
 pub mod replay;
 pub mod stateops;
