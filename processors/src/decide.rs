@@ -802,7 +802,8 @@ struct Header<'a> {
 
 /// Seals `parts` as consecutive commits after the head (rows take each commit's seq) and
 /// answers `committed` with the last one; a commit over the record budget answers
-/// `commit_too_large` instead.
+/// `commit_too_large` instead. Long on purpose: one pass that sizes, numbers, MACs and chains
+/// the commits in order, each step reading what the one before it set.
 fn seal_parts(
     state: &AccountState,
     h: &Header<'_>,

@@ -15,7 +15,7 @@ type Check = Result<(), Reason>;
 /// Which version of the rules a decision applies (rule 1, validation, since v2; rule 7, the
 /// purge's tombstone, since v3): part of the decision, like the record budget (replay verify
 /// must run with the processor's). A ledger keeps the version its history was decided under
-/// (`limits.rules = "v1"` or `"v2"`); new ledgers take v3, the default. Each version keeps
+/// (`limits.rules = "v1"`, `"v2"` or `"v3"`); new ledgers take v4, the default. Each version keeps
 /// every change of the ones before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {

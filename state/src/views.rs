@@ -377,7 +377,10 @@ impl ViewStore {
         }
     }
 
-    /// Folds `commit` (read at `offset` of outbox `partition`) into `batch`.
+    /// Folds `commit` (read at `offset` of outbox `partition`) into `batch`. Long on purpose:
+    /// every place a commit reaches (rows, history, timeline, a purge's erasure and keys, the
+    /// purge receipt, the account's mark, the pending View) is written in one pass, so none can
+    /// drift from the others.
     pub fn fold(
         &self,
         batch: &mut ViewBatch,

@@ -76,7 +76,8 @@ macro_rules! case {
     };
 }
 
-/// Every validation failure, one or more ways each.
+/// Every validation failure, one or more ways each. Long on purpose: a data table, one case per
+/// entry.
 pub fn cases() -> Vec<InvalidCase> {
     vec![
         case!(BadRecordTime, "negative record time", |r| {
@@ -701,7 +702,8 @@ pub fn covered_codes() -> Vec<Code> {
     v
 }
 
-/// Valid records at the limits the catalogue's cases cross by one: each must commit.
+/// Valid records at the limits the catalogue's cases cross by one: each must commit. Long on
+/// purpose: a data table, one partner per entry.
 pub fn limit_partners() -> Vec<(&'static str, IntentRecord)> {
     let with = |name: &'static str, f: &dyn Fn(&mut IntentRecord)| {
         let mut r = base_for_cases();

@@ -307,7 +307,9 @@ pub const REFUSED: &str = "record_refused";
 
 /// Decides every record of `batch` with `applier`; records are read and written with `codec`,
 /// and none over `record_bytes_max` is read. Records at `refused` positions are answered
-/// without being decided. A state error is internal: the caller stops.
+/// without being decided. A state error is internal: the caller stops. Long on purpose: each
+/// record's path (refused, undecodable, misrouted, oversize, decided) in the order it is
+/// checked, each answered in place, so no record can leave without its answer.
 #[allow(clippy::too_many_arguments)] // the batch's context, passed as the runner holds it
 pub fn decide_batch<S: StateRead + ?Sized>(
     applier: &mut Applier<'_, S>,
