@@ -28,8 +28,29 @@ use crate::ids::{self, LedgerSecret};
 
 /// Bytes of a data key.
 pub const KEY_BYTES: usize = 32;
-/// Hex digits of a data key's id (16 random bytes).
+/// Hex digits of a data key's id: the row's tag ([`key_row_tag`], 16) then 8 random bytes (16).
 pub const KEY_ID_HEX: usize = 32;
+/// Hex digits of a data key id's row tag.
+pub const KEY_ROW_TAG_HEX: usize = 16;
+
+/// The first [`KEY_ROW_TAG_HEX`] hex digits of the id of every data key that seals row
+/// `memory_id`: SHA-256 of the memory id (not secret: a tombstone keeps its memory id). Every
+/// key that ever sealed a row shares it, so a purge finds them all by prefix, including a
+/// second key an old owner drew for the same decision after a rebalance.
+pub fn key_row_tag(memory_id: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(b"kledger.key_row_tag.v1\0");
+    h.update(memory_id.as_bytes());
+    ids::to_hex(&h.finalize()[..KEY_ROW_TAG_HEX / 2])
+}
+
+/// The id of a new data key of row `memory_id`: its row tag, then `random` in hex.
+pub fn key_id(memory_id: &str, random: &[u8; (KEY_ID_HEX - KEY_ROW_TAG_HEX) / 2]) -> String {
+    let mut id = key_row_tag(memory_id);
+    id.push_str(&ids::to_hex(random));
+    id
+}
 /// Bytes the AEAD adds to the content (the Poly1305 tag).
 pub const TAG_BYTES: usize = 16;
 /// Hex digits of a content MAC.

@@ -138,12 +138,14 @@ pub fn local_ledger_secret<S: crate::StateStore + ?Sized>(
 }
 
 impl KeySource for RandomKeys {
-    fn new_key(&mut self, _account: &str, _memory_id: &str) -> Result<DataKey, StateError> {
-        let bytes = random_bytes::<{ KEY_BYTES + 16 }>()?;
+    fn new_key(&mut self, _account: &str, memory_id: &str) -> Result<DataKey, StateError> {
+        let bytes = random_bytes::<{ KEY_BYTES + 8 }>()?;
         let mut key = [0u8; KEY_BYTES];
         key.copy_from_slice(&bytes[..KEY_BYTES]);
+        let mut random = [0u8; 8];
+        random.copy_from_slice(&bytes[KEY_BYTES..]);
         Ok(DataKey {
-            id: ids::to_hex(&bytes[KEY_BYTES..]),
+            id: seal::key_id(memory_id, &random),
             key,
         })
     }

@@ -123,13 +123,14 @@ pub fn fold<S: StateRead + ?Sized>(
             writes.push((Cf::Subjects, k, Some(Vec::new())));
         }
         // A tombstone names the data key its purge destroys (rules v4): gone from state now,
-        // and queued for a tombstone on the keys topic.
-        if row.status == Status::Tombstoned
-            && let Some(s) = row.sealed.as_ref().filter(|s| !s.key_id.is_empty())
-        {
-            let k = keys::child(p, acct, s.key_id.as_bytes())?;
-            writes.push((Cf::Keys, k.clone(), Some(Vec::new())));
-            writes.push((Cf::Shred, k, Some(Vec::new())));
+        // and queued for a tombstone on the keys topic; so is every other key state holds
+        // for the row (an old owner's second sealing of one decision).
+        if row.status == Status::Tombstoned {
+            for key_id in row_keys(o, p, acct, row)? {
+                let k = keys::child(p, acct, key_id.as_bytes())?;
+                writes.push((Cf::Keys, k.clone(), Some(Vec::new())));
+                writes.push((Cf::Shred, k, Some(Vec::new())));
+            }
         }
     }
     // Slots: vacate first, then occupy, so a replacement in the same commit keeps its slot.
@@ -229,14 +230,71 @@ pub fn restore_key_record<S: StateRead + ?Sized>(
         match value.filter(|v| !v.is_empty()) {
             Some(v) if !destroyed => {
                 // Checked, so a malformed record stops here rather than at first use.
-                keys::parse_key_value(v)?;
-                o.pending_mut().put(Cf::Keys, k, v.to_vec());
+                let (_, memory_id) = keys::parse_key_value(v)?
+                    .ok_or_else(|| StateError::Corrupt("empty data key value".into()))?;
+                if row_purged(o, p, acct, &memory_id)? {
+                    // A key of a row already purged (an old owner's second sealing, written
+                    // after the purge): destroyed at once, and queued for its tombstone.
+                    o.pending_mut().put(Cf::Keys, k.clone(), Vec::new());
+                    o.pending_mut().put(Cf::Shred, k, Vec::new());
+                } else {
+                    o.pending_mut().put(Cf::Keys, k, v.to_vec());
+                }
             }
             Some(_) => {}
             None => o.pending_mut().put(Cf::Keys, k, Vec::new()),
         }
     }
     raise_next(o, p, keys::META_KEYS_NEXT, offset + 1)
+}
+
+/// Whether state holds row `memory_id` of `acct` as a tombstone.
+fn row_purged<S: StateRead + ?Sized>(
+    o: &Overlay<'_, S>,
+    p: i32,
+    acct: &str,
+    memory_id: &str,
+) -> Result<bool, StateError> {
+    let Some(v) = o.get(Cf::Rows, &keys::child(p, acct, memory_id.as_bytes())?)? else {
+        return Ok(false);
+    };
+    let row = kledger_schemas::Row::decode(&mut kledger_schemas::avro::Reader::new(&v))
+        .map_err(|e| StateError::Corrupt(format!("row {memory_id}: {e}")))?;
+    Ok(row.status == Status::Tombstoned)
+}
+
+/// Keys of one row a purge looks for at most besides the one its tombstone names (a row has
+/// one, and one more per old owner that sealed a decision of it again after a rebalance).
+pub const ROW_KEYS_MAX: usize = 64;
+
+/// The data keys a purge of `row` destroys: the one its tombstone names, and every key state
+/// holds, not yet destroyed, whose id carries the row's tag and whose entry names the row
+/// ([`kledger_processors::seal::key_row_tag`]).
+fn row_keys<S: StateRead + ?Sized>(
+    o: &Overlay<'_, S>,
+    p: i32,
+    acct: &str,
+    row: &kledger_schemas::Row,
+) -> Result<Vec<String>, StateError> {
+    let mut out = Vec::new();
+    if let Some(s) = row.sealed.as_ref().filter(|s| !s.key_id.is_empty()) {
+        out.push(s.key_id.clone());
+    }
+    let tag = kledger_processors::seal::key_row_tag(&row.memory_id);
+    let prefix = keys::child(p, acct, tag.as_bytes())?;
+    for (k, v) in o.scan(Cf::Keys, &prefix, ROW_KEYS_MAX)? {
+        let Some((_, memory_id)) = keys::parse_key_value(&v)? else {
+            continue;
+        };
+        let Some((_, _, key_id)) = keys::split_child(&k) else {
+            continue;
+        };
+        let key_id = String::from_utf8_lossy(key_id).into_owned();
+        if memory_id == row.memory_id && !out.contains(&key_id) {
+            out.push(key_id);
+        }
+    }
+    Ok(out)
 }
 
 /// Partition `p`'s next offset stored in `meta` under `name` ([`keys::META_OUTBOX_NEXT`],

@@ -226,3 +226,195 @@ fn purged_text_leaves_the_state_and_view_store_files() {
         );
     }
 }
+
+/// One decision sealed twice: the processor's key and an old owner's (after a rebalance, the
+/// old owner still decided the same intent and wrote its own key; rules v4 hashes both commits
+/// alike, so the fold keeps one).
+mod second_sealing {
+    use super::*;
+    use kledger_processors::seal;
+    use kledger_state::keys::{self, key_record_key, key_value};
+    use kledger_state::{Cf, MemoryStore, Overlay, StateRead, fold, restore_key_record};
+
+    /// A key record an old owner wrote for row `memory_id` (its own random key and id).
+    fn old_owners_key(memory_id: &str, n: u8) -> (Vec<u8>, Vec<u8>, String) {
+        let id = seal::key_id(memory_id, &[n; 8]);
+        (key_record_key(A, &id), key_value(&[n; 32], memory_id), id)
+    }
+
+    fn key_state(store: &MemoryStore, id: &str) -> Option<Vec<u8>> {
+        store
+            .get(Cf::Keys, &keys::child(0, A, id.as_bytes()).unwrap())
+            .unwrap()
+    }
+
+    fn queued(store: &MemoryStore) -> Vec<String> {
+        store
+            .scan(Cf::Shred, &keys::partition(0), 1_000)
+            .unwrap()
+            .into_iter()
+            .map(|(k, _)| String::from_utf8_lossy(keys::split_child(&k).unwrap().2).into_owned())
+            .collect()
+    }
+
+    fn apply(store: &MemoryStore, offset: i64, intents: Vec<Intent>) -> Vec<Commit> {
+        let mut applier = Applier::new(store, Limits::default());
+        let mut commits = Vec::new();
+        for (n, i) in intents.into_iter().enumerate() {
+            let meta = RecordMeta {
+                timestamp: NOW + offset,
+                partition: 0,
+                offset: offset + n as i64,
+            };
+            let d = applier.apply(&i, &meta).unwrap();
+            assert_eq!(d.outcome(), Outcome::Committed, "{:?}", d.receipt);
+            commits.extend(d.commits);
+        }
+        store.write(&applier.into_writes()).unwrap();
+        commits
+    }
+
+    fn read_key(store: &MemoryStore, offset: i64, (k, v, _): &(Vec<u8>, Vec<u8>, String)) {
+        let mut o = Overlay::new(store);
+        restore_key_record(&mut o, 0, offset, k, Some(v)).unwrap();
+        store.write(&o.into_writes()).unwrap();
+    }
+
+    #[test]
+    fn a_purge_destroys_every_key_its_row_was_sealed_under() {
+        let store = MemoryStore::default();
+        let w = WriteReason::DirectUserStatement;
+        let created = apply(
+            &store,
+            0,
+            vec![
+                intent(A, "a1", w, 0, vec![Op::Assert(fact("Lives in Kyiv"))]),
+                intent(A, "a2", w, 1, vec![Op::Assert(fact("Works at Acme"))]),
+                intent(A, "a3", w, 2, vec![Op::Assert(fact("Plays the cello"))]),
+            ],
+        );
+        let rows: Vec<Row> = created.iter().map(|c| c.ops[0].row.clone()).collect();
+        let own = |r: &Row| r.sealed.as_ref().unwrap().key_id.clone();
+        for r in &rows {
+            assert!(
+                own(r).starts_with(&seal::key_row_tag(&r.memory_id)),
+                "ids carry the row's tag"
+            );
+        }
+        // The old owner's key of row 1 is read (a restore, or the processor's catch-up)
+        // before the purge; a key under row 1's tag that names another row is not row 1's.
+        let before = old_owners_key(&rows[0].memory_id, 7);
+        read_key(&store, 10, &before);
+        let (foreign_k, _, foreign_id) = old_owners_key(&rows[0].memory_id, 9);
+        read_key(
+            &store,
+            11,
+            &(
+                foreign_k,
+                key_value(&[9; 32], &rows[2].memory_id),
+                foreign_id.clone(),
+            ),
+        );
+        apply(
+            &store,
+            3,
+            vec![intent(
+                A,
+                "p1",
+                w,
+                3,
+                vec![purge(&rows[0], "erasure request")],
+            )],
+        );
+        assert_eq!(
+            key_state(&store, &own(&rows[0])),
+            Some(Vec::new()),
+            "the named key"
+        );
+        assert_eq!(
+            key_state(&store, &before.2),
+            Some(Vec::new()),
+            "the old owner's key"
+        );
+        assert!(
+            key_state(&store, &foreign_id).is_some_and(|v| !v.is_empty()),
+            "another row's key stays"
+        );
+        let mut q = queued(&store);
+        q.sort();
+        let mut want = vec![own(&rows[0]), before.2.clone()];
+        want.sort();
+        assert_eq!(q, want, "both tombstones are queued for the keys topic");
+        // Row 2 is purged first; the old owner's key for it is read afterwards: destroyed at
+        // once, and queued.
+        apply(
+            &store,
+            4,
+            vec![intent(
+                A,
+                "p2",
+                w,
+                4,
+                vec![purge(&rows[1], "erasure request")],
+            )],
+        );
+        let after = old_owners_key(&rows[1].memory_id, 8);
+        read_key(&store, 12, &after);
+        assert_eq!(key_state(&store, &after.2), Some(Vec::new()));
+        assert!(queued(&store).contains(&after.2));
+        // Row 3 is not purged: its keys stay.
+        assert!(key_state(&store, &own(&rows[2])).is_some_and(|v| !v.is_empty()));
+    }
+
+    #[test]
+    fn a_restore_destroys_the_old_owners_key_too() {
+        // What a new instance rebuilds from the topics: every key record (the processor's and
+        // the old owner's), then the outbox.
+        let first = MemoryStore::default();
+        let w = WriteReason::DirectUserStatement;
+        let mut applier = Applier::new(&first, Limits::default());
+        let meta = |offset| RecordMeta {
+            timestamp: NOW + offset,
+            partition: 0,
+            offset,
+        };
+        let d = applier
+            .apply(
+                &intent(A, "a1", w, 0, vec![Op::Assert(fact("Lives in Kyiv"))]),
+                &meta(0),
+            )
+            .unwrap();
+        let row = d.commits[0].ops[0].row.clone();
+        let mut outbox = d.commits.clone();
+        let mut records: Vec<(Vec<u8>, Vec<u8>, String)> = d
+            .new_keys
+            .iter()
+            .map(|(m, k)| (key_record_key(A, &k.id), key_value(&k.key, m), k.id.clone()))
+            .collect();
+        records.push(old_owners_key(&row.memory_id, 5));
+        let p = applier
+            .apply(
+                &intent(A, "p1", w, 1, vec![purge(&row, "erasure request")]),
+                &meta(1),
+            )
+            .unwrap();
+        outbox.extend(p.commits);
+        let restored = MemoryStore::default();
+        for (n, r) in records.iter().enumerate() {
+            read_key(&restored, n as i64, r);
+        }
+        let mut o = Overlay::new(&restored);
+        for c in &outbox {
+            fold(&mut o, c, 0).unwrap();
+        }
+        restored.write(&o.into_writes()).unwrap();
+        for (_, _, id) in &records {
+            assert_eq!(
+                key_state(&restored, id),
+                Some(Vec::new()),
+                "key {id} destroyed"
+            );
+        }
+        assert_eq!(queued(&restored).len(), 2);
+    }
+}

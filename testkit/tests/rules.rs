@@ -711,6 +711,134 @@ fn rule6_commit_fields() {
     );
 }
 
+/// Rules v4: a tombstone confirms no guess of what it held. Its memory id, content hash and
+/// content MAC are keyed with the ledger's secret: an attacker who guesses the exact text (and
+/// every other input) but lacks the secret computes other values, with or without hashing the
+/// guess, and under any other secret; with the secret the guess would be confirmed, so the
+/// property rests on the secret alone.
+#[test]
+fn rule7_a_v4_tombstone_confirms_no_guess_without_the_secret() {
+    use sha2::{Digest, Sha256};
+    let secret = ids::LedgerSecret([7; 32]);
+    let mut l = Ledger::with_limits(
+        4,
+        Limits {
+            secret,
+            ..Limits::default()
+        },
+    );
+    let mut op = slotted("city", "Lives in Kyiv");
+    op.valid_from = Some(T0 - 1_000);
+    let w = WriteReason::DirectUserStatement;
+    let d = l.apply(&rec(
+        intent(ACCT, "a1", w, 0, vec![Op::Assert(op.clone())]),
+        T0,
+    ));
+    let row = d.into_commit().unwrap().ops[0].row.clone();
+    let mut p = intent(ACCT, "p1", w, 1, vec![purge(&row, "erasure request")]);
+    plan(&mut p, &row);
+    let d = l.apply(&rec(p, T0 + 1));
+    expect(&d, Outcome::Committed, None);
+    let t = d.into_commit().unwrap().ops[0].row.clone();
+    assert_eq!(t.status, Status::Tombstoned);
+    assert!(t.content.is_empty() && t.tags.is_empty() && t.evidence.is_empty());
+    let mac = |r: &Row| r.sealed.as_ref().map(|s| s.mac.clone()).unwrap_or_default();
+    // What the outbox keeps for ever: the tombstone, and the row as created (its content sealed
+    // under a key the purge destroyed, its content hash and MAC in the clear).
+    let held = [
+        t.memory_id.clone(),
+        t.content_hash.clone(),
+        mac(&t),
+        row.content_hash.clone(),
+        mac(&row),
+    ];
+    let slot = Some("home_city");
+    let hex = |b: &[u8]| ids::to_hex(b);
+    let id_under = |s: Option<&ids::LedgerSecret>| {
+        ids::memory_id_with(s, ACCT, "a1", 0, &op, slot, T0 - 1_000, &[])
+    };
+    let hash_under = |s: &ids::LedgerSecret| {
+        ids::content_hash_with(
+            ids::Keying::Keyed {
+                secret: s,
+                account_id: ACCT,
+            },
+            "fact",
+            "Lives in Kyiv",
+            None,
+            None,
+            slot,
+            &row.subject,
+        )
+    };
+    let other = ids::LedgerSecret([8; 32]);
+    let guesses = [
+        id_under(None),
+        id_under(Some(&other)),
+        ids::content_hash("fact", "Lives in Kyiv", None, None, slot, &row.subject),
+        hash_under(&other),
+        hex(&Sha256::digest(b"Lives in Kyiv")),
+        hex(&Sha256::digest(format!("{ACCT}Lives in Kyiv").as_bytes())),
+    ];
+    for g in &guesses {
+        // The id's random part (after the ULID's time) or any whole hash.
+        let part = g.strip_prefix("mem_").map_or(g.as_str(), |u| &u[10..]);
+        assert!(
+            !held.iter().any(|h| h.contains(part)),
+            "{g} confirms the guess from the tombstone {held:?}"
+        );
+    }
+    assert_eq!(
+        t.memory_id,
+        id_under(Some(&secret)),
+        "with the secret it would"
+    );
+    assert_eq!(row.content_hash, hash_under(&secret));
+    assert_ne!(
+        t.content_hash, row.content_hash,
+        "a tombstone hashes no content"
+    );
+}
+
+/// Rules v4 memory ids stay collision-free and deterministic: distinct rows (by content, slot,
+/// action, op index or account) never share an id, and the same inputs give the same id.
+#[test]
+fn rule6_v4_memory_ids_are_distinct_and_deterministic() {
+    let secret = ids::LedgerSecret([3; 32]);
+    let mut seen = std::collections::BTreeMap::new();
+    for n in 0..4_000u32 {
+        let op = fact(&format!("Fact number {}", n % 1_000));
+        let account = format!("t_acme/user/u_{}", n % 3);
+        let action = format!("a{}", n / 1_000);
+        let id = ids::memory_id_with(
+            Some(&secret),
+            &account,
+            &action,
+            (n % 2) as usize,
+            &op,
+            None,
+            T0,
+            &[],
+        );
+        let again = ids::memory_id_with(
+            Some(&secret),
+            &account,
+            &action,
+            (n % 2) as usize,
+            &op,
+            None,
+            T0,
+            &[],
+        );
+        assert_eq!(id, again, "deterministic");
+        let key = (account, action, n % 2, n % 1_000);
+        if let Some(prev) = seen.insert(id.clone(), key.clone()) {
+            assert_eq!(prev, key, "{id} shared by two rows");
+        }
+    }
+    assert_eq!(seen.len(), 4_000, "every row its own id");
+}
+
 #[test]
 fn rule6_user_asserted_and_intent_backed_by_reason() {
     for reason in WriteReason::ALL {

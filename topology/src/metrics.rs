@@ -45,6 +45,9 @@ pub const STORE_ERASURE_SECONDS: &str = "kledger_store_erasure_seconds";
 /// Counter: data keys destroyed by purges whose tombstones the processor wrote to the keys
 /// topic (rules v4).
 pub const KEYS_DESTROYED_TOTAL: &str = "kledger_keys_destroyed_total";
+/// Counter: keys-topic records the processor read into state because it had not written them
+/// itself (an old owner's data keys after a rebalance; rules v4).
+pub const KEYS_CAUGHT_UP_TOTAL: &str = "kledger_keys_caught_up_total";
 /// Gauge: purges the view store folded whose receipt is not complete (some copy still holds
 /// what they erase, within its bound: `GET /v1/purges/{action_id}`).
 pub const PURGES_PENDING: &str = "kledger_purges_pending";
@@ -116,6 +119,7 @@ pub const ALL: &[&str] = &[
     STORE_ERASURES_TOTAL,
     STORE_ERASURE_SECONDS,
     KEYS_DESTROYED_TOTAL,
+    KEYS_CAUGHT_UP_TOTAL,
     PURGES_PENDING,
     PURGE_PENDING_SECONDS,
     PROCESSOR_DEGRADED,

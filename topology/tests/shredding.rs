@@ -2,15 +2,19 @@
 //! content-bearing field of rows of each kind (fact, document, trigger, evidence with quotes
 //! and locators, episodic evidence, a close reason), in three accounts. One account's rows are
 //! purged by row and by subject entity, another account is purged whole, the third is never
-//! purged. Then the documented compaction (`docs/privacy.md`): the intents' retention passes,
+//! purged; an old owner's second data keys for two purged rows (one written before the purge,
+//! one after) are on the keys topic too. Then the documented compaction (`docs/privacy.md`):
+//! the intents' retention passes,
 //! the embedded broker's maintenance runs, and kledger and the broker stop cleanly. After it no
 //! byte under the data directories — the broker's sqlite storage and its log, the state, the
 //! view store, the vector sink's marks and engine files, every log — holds a purged marker, its
 //! SHA-256 (raw or hex), an episodic message's checksum, or the bytes of a destroyed data key
-//! (read off the keys topic before the purges; each needle is first found where it must be, so
-//! the checks can fail). The third account's markers are all still readable through the API.
-//! `replay verify` and both rebuilds pass after the purges, and a state restored on a new
-//! instance from the topics has the same digest and the same keys as the one that ran.
+//! (read off the keys topic before the purges; each marker, checksum and key is first found
+//! where it must be, so the checks can fail). The third account's markers are all still
+//! readable through the API. `replay verify` and both rebuilds pass after the purges and again
+//! after the compaction, the purge receipts (the owner's, and a privacy officer's for the
+//! whole-account purge) say complete, and a state restored on a new instance from the topics
+//! has the same digest and the same keys as the one that ran.
 
 mod common;
 
@@ -37,6 +41,8 @@ const B: &str = "t_acme/user/u_shred_b";
 const C: &str = "t_acme/user/u_shred_c";
 const TOKEN_A: &str = "token-shred-a-0123456789";
 const TOKEN_C: &str = "token-shred-c-0123456789";
+/// A principal of the tenant with `role_privacy`: it may read any account's purge receipts.
+const TOKEN_PRIVACY: &str = "token-shred-privacy-0123456789";
 /// How long the intents topic keeps records here (the default is 7 days).
 const RETENTION_MS: i64 = 60_000;
 
@@ -58,9 +64,9 @@ fn m(tag: &str, field: &str) -> String {
     format!("M{}", &hex(&d)[..24])
 }
 
-/// A fact carrying markers in content, tags, labels, an evidence quote, locator heading and
-/// message id, an evidence checksum, and an episodic evidence item (quote, heading and checksum
-/// made from the message).
+/// A row (fact, document or trigger) carrying markers in content, tags, labels, an evidence
+/// quote, locator heading and message id, an evidence checksum, and an episodic evidence item
+/// (quote, heading and checksum made from the message).
 fn marked_fact(tag: &str, mut op: AssertOp) -> (AssertOp, Vec<String>) {
     let mut e = evidence(&format!("src-{tag}"), Some(&m(tag, "quote")));
     e.locator.heading = Some(m(tag, "heading"));
@@ -137,29 +143,33 @@ fn seed(t: i64) -> Seed {
             third_party("person_shred", &m(&format!("{tag}3"), "content")),
         );
         ms.extend(pm2);
-        let d = document(
-            &m(&format!("{tag}4"), "content"),
-            &m(&format!("{tag}4"), "body"),
+        // The document and the trigger carry tags, labels and evidence (quotes, locators,
+        // checksums, an episodic message) as the facts do, besides their body and condition.
+        let (d, dm) = marked_fact(
+            &format!("{tag}4"),
+            document(
+                &m(&format!("{tag}4"), "content"),
+                &m(&format!("{tag}4"), "body"),
+            ),
         );
-        ms.extend([
-            m(&format!("{tag}4"), "content"),
-            m(&format!("{tag}4"), "body"),
-        ]);
-        let tr = trigger(
-            &m(&format!("{tag}5"), "content"),
-            &[("when", &m(&format!("{tag}5"), "condition"))],
+        ms.extend(dm);
+        ms.push(m(&format!("{tag}4"), "body"));
+        let (tr, tm) = marked_fact(
+            &format!("{tag}5"),
+            trigger(
+                &m(&format!("{tag}5"), "content"),
+                &[("when", &m(&format!("{tag}5"), "condition"))],
+            ),
         );
-        ms.extend([
-            m(&format!("{tag}5"), "content"),
-            m(&format!("{tag}5"), "condition"),
-        ]);
-        for n in 1..=3 {
+        ms.extend(tm);
+        ms.push(m(&format!("{tag}5"), "condition"));
+        for n in 1..=5 {
             s.purged_checksums.push(hex(&Sha256::digest(
                 m(&format!("{tag}{n}"), "episode").as_bytes(),
             )));
         }
         if !gets_purged {
-            s.purged_checksums.truncate(s.purged_checksums.len() - 3);
+            s.purged_checksums.truncate(s.purged_checksums.len() - 5);
         }
         s.records.push(record(
             intent(
@@ -255,6 +265,55 @@ fn data_keys(c: &Config) -> BTreeMap<String, Vec<u8>> {
         .collect()
 }
 
+/// Writes to the keys topic, as an old owner would, a data key of its own for row
+/// `memory_id` of A (its key id carries the row's tag, as every data key's does); the key id
+/// and the key's bytes.
+fn old_owners_key(c: &Config, memory_id: &str, tag: &str) -> (String, Vec<u8>) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let key: [u8; 32] = Sha256::digest(format!("old owner's key {tag}").as_bytes()).into();
+    let mut random = [0u8; 8];
+    random.copy_from_slice(&key[..8]);
+    let id = kledger_processors::seal::key_id(memory_id, &random);
+    let producer: BaseProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", &c.kafka.bootstrap_servers)
+        .set("compression.type", "none")
+        .create()
+        .unwrap();
+    let partition = kledger_processors::routing::partition_for(A.as_bytes(), PARTITIONS);
+    producer
+        .send(
+            BaseRecord::to(&c.topics().keys)
+                .partition(partition)
+                .key(&kledger_state::keys::key_record_key(A, &id))
+                .payload(&kledger_state::keys::key_value(&key, memory_id)),
+        )
+        .map_err(|(e, _)| e)
+        .unwrap();
+    producer.flush(Duration::from_secs(10)).unwrap();
+    (id, key.to_vec())
+}
+
+/// Whether the keys topic holds a tombstone for A's data key `key_id`.
+fn key_tombstoned(c: &Config, key_id: &str) -> bool {
+    let k = kledger_state::keys::key_record_key(A, key_id);
+    read_all(&c.kafka.bootstrap_servers, &c.topics().keys, PARTITIONS)
+        .into_iter()
+        .any(|r| r.payload.is_empty() && r.key.as_deref() == Some(k.as_slice()))
+}
+
+/// Waits until the running kledger swapped in the rebuilt generations (it deletes the
+/// generation `old` they replaced).
+fn swapped_in(dir: &Path, old: &str) {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while dir.join("data/vectors").join(old).exists() || dir.join("data/views").join(old).exists() {
+        assert!(
+            Instant::now() < deadline,
+            "rebuilt generations not swapped in"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 #[test]
 #[allow(clippy::too_many_lines)] // one scenario, read top to bottom
 fn purged_content_is_in_no_byte_kledger_keeps() {
@@ -294,13 +353,23 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
         RETENTION_MS.to_string(),
     ));
     env.push(("KLEDGER_KAFKA__COMPACTION_SLACK_MS".into(), "5000".into()));
-    for (name, token, owner) in [("a", TOKEN_A, "u_shred_a"), ("c", TOKEN_C, "u_shred_c")] {
+    for (name, token, owner) in [
+        ("a", TOKEN_A, "u_shred_a"),
+        ("c", TOKEN_C, "u_shred_c"),
+        ("privacy", TOKEN_PRIVACY, "u_privacy_officer"),
+    ] {
         let p = format!("KLEDGER_API__PRINCIPALS__{}", name.to_uppercase());
         env.push((format!("{p}__TOKEN"), token.into()));
         env.push((format!("{p}__TENANT_ID"), "t_acme".into()));
         env.push((format!("{p}__OWNER_KIND"), "user".into()));
         env.push((format!("{p}__OWNER_ID"), owner.into()));
     }
+    env.push((
+        "KLEDGER_API__PRINCIPALS__PRIVACY__ROLES".into(),
+        "role_privacy".into(),
+    ));
+    // The processor looks for keys another writer put on its keys-topic partitions often.
+    env.push(("KLEDGER_PROCESSOR__KEYS_CHECK_MS".into(), "500".into()));
     let run = |tag: &str| {
         let mut k = spawn_with_env(bin, &env, &[], dir.path(), tag);
         wait_ready(&mut k, port, dir.path(), tag);
@@ -315,6 +384,10 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
     let rs = committed(&c, &s.records);
     let ids = |action: &str| rs[action].memory_ids.clone();
     let keys_before = data_keys(&c);
+    // An old owner's second sealing (after a rebalance, in the default delivery mode) left a
+    // data key of its own for A's document on the keys topic, before the purges; another for
+    // A's first fact arrives after them. The purges must destroy both.
+    let zombie_before = old_owners_key(&c, &ids("a-doc")[0], "before");
     let mut purged_rows: Vec<String> = Vec::new();
     for a in ["b-facts", "b-doc", "b-trigger"] {
         purged_rows.extend(ids(a));
@@ -403,7 +476,7 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
     // The close reason is a marker of a purged row too.
     let mut purged_markers = s.purged.clone();
     purged_markers.push(m("a3", "reason"));
-    let destroyed: Vec<Vec<u8>> = purged_rows
+    let mut destroyed: Vec<Vec<u8>> = purged_rows
         .iter()
         .map(|id| {
             keys_before
@@ -412,6 +485,7 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
                 .clone()
         })
         .collect();
+    destroyed.push(zombie_before.1.clone());
     // Before the purges every data key is in some file (the keys topic, the stores' key
     // columns): the scan for them can fail.
     let key_refs: Vec<&[u8]> = destroyed.iter().map(Vec::as_slice).collect();
@@ -422,6 +496,21 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
     );
     publish_all(&c, &purges);
     committed(&c, &purges);
+    let zombie_after = old_owners_key(&c, &ids("a-facts")[0], "after");
+    destroyed.push(zombie_after.1.clone());
+    // The processor finds both old owners' keys (the first read into state before the
+    // purge, the second after it, by its check of the keys topic) and writes their
+    // tombstones.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    for (id, _) in [&zombie_before, &zombie_after] {
+        while !key_tombstoned(&c, id) {
+            assert!(
+                Instant::now() < deadline,
+                "no tombstone for the old owner's key {id}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
     let kept_keys: Vec<Vec<u8>> = ids("c-facts")
         .iter()
         .map(|id| keys_before[id].clone())
@@ -443,11 +532,21 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
     needles.extend(destroyed.iter().cloned());
     let refs: Vec<&[u8]> = needles.iter().map(Vec::as_slice).collect();
     let before = scan(dir.path(), &refs);
-    // The markers' text is on the intents topic, in the broker's files, until the retention.
-    assert!(
-        before.contains_key(&0),
-        "the first marker is in some file before the compaction"
-    );
+    // Before the compaction every marker's text and every episodic checksum is on the intents
+    // topic, in the broker's files: each of those needles is found, so the final scan can
+    // fail (the keys were found before the purges: the broker compacts the keys topic every
+    // second here, so a destroyed key may be gone already). A marker's SHA-256 is in no file
+    // at any time: v4 keys every hash.
+    let must_be_there = (0..purged_markers.len())
+        .map(|i| i * 3)
+        .chain(purged_markers.len() * 3..key_needles);
+    for i in must_be_there {
+        assert!(
+            before.contains_key(&i),
+            "needle {i} ({}) is in no file before the compaction",
+            String::from_utf8_lossy(&needles[i])
+        );
+    }
 
     // Reads: A's purged rows are gone, C's markers are all readable.
     let deadline = Instant::now() + Duration::from_secs(60);
@@ -504,6 +603,13 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
         404
     );
     assert_eq!(receipt(TOKEN_A, "/v1/purges/b-purge-all").0, 404);
+    // A privacy officer of the tenant reads B's whole-account purge.
+    let (status, r) = receipt(
+        TOKEN_PRIVACY,
+        &format!("/v1/purges/b-purge-all?account={B}"),
+    );
+    assert_eq!(status, 200, "{r}");
+    assert_eq!(r["rows"], 5, "{r}");
     assert_eq!(receipt(TOKEN_A, "/v1/purges/a-doc").0, 404);
 
     // Replay verify and both rebuilds pass after the purges (the intents are still kept).
@@ -516,16 +622,7 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
             "rebuild {projection}: {text}"
         );
     }
-    let deadline = Instant::now() + Duration::from_secs(60);
-    while dir.path().join("data/vectors/g000001").exists()
-        || dir.path().join("data/views/g000001").exists()
-    {
-        assert!(
-            Instant::now() < deadline,
-            "rebuilt generations not swapped in"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    swapped_in(dir.path(), "g000001");
     let exported_c = export(TOKEN_C);
     for mk in &s.kept {
         assert!(
@@ -554,9 +651,15 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
     }
     // Once the intents are gone and every store ran its erasure, the receipts say complete.
     let deadline = Instant::now() + Duration::from_secs(90);
-    for action in ["a-purge-0", "a-purge-1", "a-purge-2", "a-purge-entity"] {
+    for (token, action) in [
+        (TOKEN_A, "a-purge-0".to_owned()),
+        (TOKEN_A, "a-purge-1".to_owned()),
+        (TOKEN_A, "a-purge-2".to_owned()),
+        (TOKEN_A, "a-purge-entity".to_owned()),
+        (TOKEN_PRIVACY, format!("b-purge-all?account={B}")),
+    ] {
         loop {
-            let (status, r) = receipt(TOKEN_A, &format!("/v1/purges/{action}"));
+            let (status, r) = receipt(token, &format!("/v1/purges/{action}"));
             assert_eq!(status, 200, "{r}");
             if r["complete"] == true {
                 break;
@@ -564,6 +667,29 @@ fn purged_content_is_in_no_byte_kledger_keeps() {
             assert!(Instant::now() < deadline, "{action} not complete: {r}");
             std::thread::sleep(Duration::from_millis(500));
         }
+    }
+    // Replay verify (from the outbox and keys alone where the intents expired) and both
+    // rebuilds pass after the compaction too; the rebuilt generations hold nothing purged
+    // (the final scan reads them).
+    let (ok, text) = kledger(&env, dir.path(), &["replay", "verify", "--quiet"]);
+    assert!(
+        ok && text.contains("replay verify: ok"),
+        "after the compaction: {text}"
+    );
+    for projection in ["views", "qdrant"] {
+        let (ok, text) = kledger(&env, dir.path(), &["rebuild", projection, "--quiet"]);
+        assert!(
+            ok && text.contains("active"),
+            "rebuild {projection} after the compaction: {text}"
+        );
+    }
+    swapped_in(dir.path(), "g000002");
+    let exported_c = export(TOKEN_C);
+    for mk in &s.kept {
+        assert!(
+            exported_c.contains(mk.as_str()),
+            "{mk} not readable after the second rebuilds"
+        );
     }
     let metrics = api(port, TOKEN_A, "/metrics").1;
     assert!(

@@ -17,8 +17,10 @@ pub struct LimitsConfig {
     /// set to it plus 64 KiB for keys, headers and framing. Part of the decision: replay
     /// verify must run with the processor's value.
     pub record_bytes_max: usize,
-    /// The version of the rules: `v3`, the default, is `v2` plus a purge's tombstone that also
-    /// empties the close reason, sensitivity labels and evidence checksums; `v2` refuses
+    /// The version of the rules: `v4`, the default, is `v3` plus crypto-shredding (rows sealed
+    /// under data keys a purge destroys, keyed ids and hashes, a head hash without intent
+    /// positions); `v3` is `v2` plus a purge's tombstone that also empties the close reason,
+    /// sensitivity labels and evidence checksums; `v2` refuses
     /// control and text-hiding characters in every text field and checks ACL entries as
     /// identifiers; `v1` is wave 1's. A ledger keeps the version its history was decided
     /// under (docs/configuration.md). Part of the decision: replay verify must run with the
@@ -515,6 +517,10 @@ pub struct ProcessorConfig {
     pub delivery_timeout_ms: u64,
     /// Outbox records folded per state write during restore.
     pub restore_batch_records: usize,
+    /// How often the processor compares the end of each keys-topic partition it owns with
+    /// where its own records end, and reads into state a data key another writer put there
+    /// (an old owner's, after a rebalance), so a purge destroys it too (docs/privacy.md).
+    pub keys_check_ms: u64,
 }
 
 impl Default for ProcessorConfig {
@@ -530,6 +536,7 @@ impl Default for ProcessorConfig {
             backoff_ms_max: 5_000,
             delivery_timeout_ms: 60_000,
             restore_batch_records: 5_000,
+            keys_check_ms: 10_000,
         }
     }
 }

@@ -270,14 +270,25 @@ pub fn is_empty(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result
 /// Blocking. An estimate (progress bars, emptiness): tansu 0.6 may answer stale values, so
 /// nothing that must be exact relies on it.
 pub fn high_watermarks(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<Vec<i64>> {
+    Ok(watermarks(bootstrap, topic, partitions)?
+        .into_iter()
+        .map(|(_, high)| high)
+        .collect())
+}
+
+/// Each partition's first retained offset and end, `(low, high)`, of `topic` (partitions
+/// `0..partitions`). A reader of a topic with a retention starts at the low one: a fetch below
+/// it may answer nothing at all rather than "out of range" on the embedded broker.
+pub fn watermarks(
+    bootstrap: &str,
+    topic: &str,
+    partitions: i32,
+) -> anyhow::Result<Vec<(i64, i64)>> {
     let consumer: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .create()
         .context("create metadata client")?;
     (0..partitions)
-        .map(|p| {
-            let (_, high) = consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?;
-            Ok(high)
-        })
+        .map(|p| Ok(consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?))
         .collect()
 }

@@ -43,6 +43,7 @@ use crate::status::Status;
 
 pub mod batch;
 pub(crate) mod delivery;
+mod keywatch;
 mod lifecycle;
 pub(crate) mod restore;
 
@@ -116,6 +117,10 @@ pub struct Processor {
     keys_next: BTreeMap<i32, i64>,
     /// Destroyed keys may be queued for tombstones ([`Processor::drain_shred`]).
     shred_due: bool,
+    /// When the keys topic's ends were last compared with `keys_next` ([`keywatch`]).
+    keys_checked: Option<Instant>,
+    /// After a failed catch-up of the keys topic, not before this.
+    keys_retry_at: Option<Instant>,
 }
 
 impl std::fmt::Debug for Processor {
@@ -190,6 +195,8 @@ impl Processor {
             limits,
             keys_next: BTreeMap::new(),
             shred_due: true,
+            keys_checked: None,
+            keys_retry_at: None,
         })
     }
 
@@ -333,6 +340,9 @@ impl Processor {
                 break Err(e);
             }
             if let Err(e) = self.keep_covered(&mut in_flight) {
+                break Err(e);
+            }
+            if let Err(e) = self.watch_keys(&mut in_flight) {
                 break Err(e);
             }
             if !self.failing_since.is_empty() || self.rejoining_since.is_some() {
