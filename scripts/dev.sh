@@ -136,9 +136,11 @@ case "${1:-}" in
     cargo bench -p kledger-topology --bench pipeline
     cargo bench -p kledger-topology --bench vectors
     cargo bench -p kledger-topology --bench rebuild
+    cargo bench -p kledger-testkit --bench retrieval
     ;;
   harness)
     setup
+    setup_model
     cargo build --release -p kledger-topology --bin kledger -p kledger-testkit --bin harness
     exec "$CARGO_TARGET_DIR/release/harness" "${2:-short}" --kledger "$CARGO_TARGET_DIR/release/kledger"
     ;;

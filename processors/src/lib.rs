@@ -11,6 +11,7 @@
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`seal`]: rules v4's crypto-shredding: row content sealed under data keys, content MACs.
 //! - [`bm25`]: the keyword provider's term vectors (BM25 with the index's IDF).
+//! - [`index_text`]: the text that stands for a row in the vector index, and for a question.
 //! - [`model`]: the local sentence-embedding model (tokenizer, encoder, pooling).
 //! - [`codes`]: stable reason codes.
 //! - [`access`]: who may read a row (cm_payload_v1 visibility and sensitivity rules).
@@ -29,6 +30,7 @@ pub mod codes;
 pub mod decide;
 pub mod embed;
 pub mod ids;
+pub mod index_text;
 pub mod legacy;
 pub mod migrate;
 pub mod model;

@@ -27,8 +27,11 @@ impl KeySource for DerivedKeys {
             h.str(account).str(memory_id);
             h.finish()
         };
+        let mut random = [0u8; 8];
+        random.copy_from_slice(&derive("kledger.testkit.key_id")[..8]);
         Ok(kledger_processors::seal::DataKey {
-            id: kledger_processors::ids::to_hex(&derive("kledger.testkit.key_id")[..16]),
+            // As kledger's own ids: the row's tag, then (here derived) random bytes.
+            id: kledger_processors::seal::key_id(memory_id, &random),
             key: derive("kledger.testkit.key"),
         })
     }

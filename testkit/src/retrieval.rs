@@ -1,8 +1,9 @@
 //! The retrieval-quality set (`testkit/data/retrieval`, made by its `generate.py`) and its
 //! evaluation: the set's rows are projected into a fresh vector index with the vector sink's
 //! own code, and each question is asked through `search_knowledge`'s ranking
-//! ([`kledger_topology::serve::api::search::rank`], the owner's access filter), through BM25
-//! alone and through the dense model alone. Hits are counted at 1, 5 and 10, with the mean
+//! ([`kledger_topology::serve::api::search::rank`], the owner's access filter), and through
+//! the baselines: BM25 alone and the dense model alone, over an index of the rows' content as
+//! it is ([`plain_index`]). Hits are counted at 1, 5 and 10, with the mean
 //! reciprocal rank, per method, split (dev: tuning, test: reporting) and category.
 //!
 //! A question is a hit at k when one of its relevant rows is in the first k (a multi-fact
@@ -271,15 +272,60 @@ pub fn index(
     Ok((index, ids))
 }
 
+/// The set's rows in a fresh embedded index under `dir` as the baselines see them: each row's
+/// content as it is, embedded by `embedder` and counted by BM25 (no tags, no body, no
+/// pronouns dropped: [`kledger_processors::index_text`] is kledger's, not the baselines').
+pub fn plain_index(
+    set: &Set,
+    embedder: &Arc<dyn Embedder>,
+    dir: &Path,
+) -> anyhow::Result<Arc<dyn VectorIndex>> {
+    let name = collection_name("text", embedder.dim(), 1);
+    let index: Arc<dyn VectorIndex> = Arc::new(kledger_topology::vector::edge::EdgeIndex::open(
+        &dir.join("plain"),
+        &name,
+        embedder.dim(),
+    )?);
+    let info = kledger_processors::payload::EmbeddingInfo {
+        model: embedder.model().to_owned(),
+        dim: embedder.dim(),
+    };
+    let rows: Vec<Row> = set.rows.iter().map(row).collect::<anyhow::Result<_>>()?;
+    for chunk in rows.chunks(500) {
+        let texts: Vec<&str> = chunk.iter().map(|r| r.content.as_str()).collect();
+        let dense = embedder.embed(&texts)?;
+        let points = chunk
+            .iter()
+            .zip(dense)
+            .map(|(r, d)| {
+                let id = memory_uuid(&r.memory_id)
+                    .and_then(|u| Uuid::parse_str(&u).ok())
+                    .context("memory id")?;
+                Ok(kledger_topology::vector::Point {
+                    id,
+                    dense: d,
+                    sparse: Bm25::default().document(&r.content),
+                    payload: kledger_processors::payload::payload(r, &info, r.recorded_at),
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        index.upsert(points)?;
+    }
+    Ok(index)
+}
+
 /// A way of answering a question.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Method {
-    /// search_knowledge's ranking with these fusion settings.
+    /// search_knowledge's ranking with these fusion settings (kledger's index).
     Search(Fusion),
-    /// BM25 alone (the sparse provider).
+    /// BM25 alone over the rows' content (a plain index).
     Bm25,
-    /// The dense model alone.
+    /// The dense model alone over the rows' content (a plain index).
     Dense,
+    /// The dense provider alone over kledger's index text (for information: what the fusion
+    /// adds to kledger's own dense candidates).
+    DenseIndexed,
 }
 
 impl Method {
@@ -289,6 +335,7 @@ impl Method {
             Method::Search(_) => "search_knowledge",
             Method::Bm25 => "bm25",
             Method::Dense => "dense",
+            Method::DenseIndexed => "dense (kledger text)",
         }
     }
 }
@@ -326,6 +373,13 @@ pub fn answer(
         }
         Method::Dense => index.query(
             QueryVector::Dense(embedder.embed_query(&q.question)?),
+            &filter,
+            RESULTS,
+        )?,
+        Method::DenseIndexed => index.query(
+            QueryVector::Dense(
+                embedder.embed_query(&kledger_processors::index_text::query(&q.question))?,
+            ),
             &filter,
             RESULTS,
         )?,

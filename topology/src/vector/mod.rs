@@ -272,6 +272,7 @@ fn embedding_space(c: &crate::config::EmbedderConfig) -> serde_json::Value {
         "url": crate::config::redact_url(&c.url),
         "model_dir": c.model_dir,
         "sha256": c.sha256,
+        "text": kledger_processors::index_text::VERSION,
     })
 }
 
@@ -294,7 +295,20 @@ pub fn generation_embedder(
             if stored == wanted {
                 configured.clone()
             } else {
-                tracing::warn!(generation = %dir.display(), "vectors.embedder differs from the embedder this generation was built with, which it keeps; kledger rebuild qdrant builds a generation with the configured one");
+                // The index text's version is the recipe's, not a setting: it is not read back.
+                let without_text = |v: &serde_json::Value| {
+                    let mut v = v.clone();
+                    if let Some(o) = v.as_object_mut() {
+                        o.remove("text");
+                    }
+                    v
+                };
+                let stored = without_text(&stored);
+                if stored == without_text(&wanted) {
+                    tracing::warn!(generation = %dir.display(), "this generation's rows were embedded from an older index text (kledger_processors::index_text); new rows take the current one; kledger rebuild qdrant embeds them all alike");
+                } else {
+                    tracing::warn!(generation = %dir.display(), "vectors.embedder differs from the embedder this generation was built with, which it keeps; kledger rebuild qdrant builds a generation with the configured one");
+                }
                 let mut own: crate::config::EmbedderConfig = serde_json::from_value(stored)
                     .with_context(|| format!("{} is not an embedder section", file.display()))?;
                 own.threads = configured.threads;

@@ -22,6 +22,7 @@ use std::thread::JoinHandle;
 
 use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_uuid;
+use kledger_processors::index_text;
 use kledger_processors::payload::{EmbeddingInfo, Placement, payload, placement};
 use kledger_schemas::{Row, Status};
 use kledger_state::{Checkpoint, MarkStore};
@@ -407,11 +408,14 @@ fn build(embedder: &dyn Embedder, rows: &[(Uuid, &Row, i64)]) -> anyhow::Result<
             .filter(|e| e.model == info.model && e.vector.len() == info.dim)
             .map(|e| e.vector.clone())
     };
-    let texts: Vec<&str> = rows
+    // What stands for a row in the index (kledger_processors::index_text): content, tags, a
+    // document's body.
+    let dense_texts: Vec<String> = rows
         .iter()
         .filter(|(_, r, _)| own(r).is_none())
-        .map(|(_, r, _)| r.content.as_str())
+        .map(|(_, r, _)| index_text::dense(r))
         .collect();
+    let texts: Vec<&str> = dense_texts.iter().map(String::as_str).collect();
     let started = std::time::Instant::now();
     let mut embedded = embedder.embed(&texts)?.into_iter();
     if !texts.is_empty() {
@@ -431,7 +435,7 @@ fn build(embedder: &dyn Embedder, rows: &[(Uuid, &Row, i64)]) -> anyhow::Result<
         points.push(Point {
             id: *id,
             dense,
-            sparse: bm25.document(&row.content),
+            sparse: bm25.document(&index_text::keyword(row)),
             payload: payload(row, &info, *at),
         });
     }
