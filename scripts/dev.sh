@@ -82,8 +82,9 @@ PY
   model_ok || { echo "the model files in $MODEL_DIR do not have their pinned SHA-256" >&2; exit 1; }
 }
 
-# The Python extractor example's test needs Python 3 with examples/python/requirements.txt:
-# a virtualenv under ~/.cache/kledger (python3 and python3-venv from apt when missing).
+# The Python extractor example's test needs Python 3 with examples/python/requirements.txt, and
+# the MCP client test examples/mcp/requirements.txt: one virtualenv under ~/.cache/kledger
+# (python3 and python3-venv from apt when missing).
 VENV="${KLEDGER_VENV:-$HOME/.cache/kledger/venv}"
 setup_python() {
   if ! command -v python3 >/dev/null || ! python3 -m venv --help >/dev/null 2>&1; then
@@ -94,11 +95,13 @@ setup_python() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends python3 python3-venv >/dev/null
   fi
   local stamp="$VENV/.requirements"
-  if ! cmp -s examples/python/requirements.txt "$stamp"; then
+  if ! cat examples/python/requirements.txt examples/mcp/requirements.txt | cmp -s - "$stamp"; then
     rm -rf "$VENV"
     python3 -m venv "$VENV"
     "$VENV/bin/pip" install -q --disable-pip-version-check -r examples/python/requirements.txt
-    cp examples/python/requirements.txt "$stamp"
+    # The MCP client example and test: the official Python SDK, every file pinned by hash.
+    "$VENV/bin/pip" install -q --disable-pip-version-check --require-hashes -r examples/mcp/requirements.txt
+    cat examples/python/requirements.txt examples/mcp/requirements.txt >"$stamp"
   fi
   export EXAMPLES_PYTHON="$VENV/bin/python"
 }
@@ -136,6 +139,7 @@ case "${1:-}" in
     cargo bench -p kledger-topology --bench pipeline
     cargo bench -p kledger-topology --bench vectors
     cargo bench -p kledger-topology --bench rebuild
+    cargo bench -p kledger-topology --bench ryw
     cargo bench -p kledger-testkit --bench retrieval
     ;;
   harness)

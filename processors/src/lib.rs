@@ -10,6 +10,7 @@
 //! - [`slots`]: the slot registry and its aliases.
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`seal`]: rules v4's crypto-shredding: row content sealed under data keys, content MACs.
+//! - [`bitemporal`]: a row as it stood at an effective time (reads' `as_of`, `known_at`).
 //! - [`bm25`]: the keyword provider's term vectors (BM25 with the index's IDF).
 //! - [`index_text`]: the text that stands for a row in the vector index, and for a question.
 //! - [`model`]: the local sentence-embedding model (tokenizer, encoder, pooling).
@@ -25,6 +26,7 @@
 pub mod access;
 pub mod account;
 pub mod authority;
+pub mod bitemporal;
 pub mod bm25;
 pub mod codes;
 pub mod decide;

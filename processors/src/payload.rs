@@ -226,13 +226,27 @@ impl AccountRef {
 /// team (or no team), and the sensitive reader role for sensitive rows. A principal of another
 /// tenant matches nothing.
 pub fn access_filter(p: &Principal, account: &AccountRef, kinds: &[Kind]) -> Value {
+    access_filter_of(p, account, kinds, true)
+}
+
+/// [`access_filter`] over rows of every status but tombstoned when `active_only` is false: a
+/// search at a past effective or record time, whose candidates were the active ones then
+/// (it checks each against its version at that time after hydration).
+pub fn access_filter_of(
+    p: &Principal,
+    account: &AccountRef,
+    kinds: &[Kind],
+    active_only: bool,
+) -> Value {
     let mut must = vec![
         is("tenant_id", &account.tenant_id),
         is("owner_kind", &account.owner_kind),
         is("owner_id", &account.owner_id),
         json!({"key": "indexed", "match": {"value": true}}),
-        is("status", Status::Active.as_str()),
     ];
+    if active_only {
+        must.push(is("status", Status::Active.as_str()));
+    }
     if !kinds.is_empty() {
         let k: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
         must.push(json!({"key": "kind", "match": {"any": k}}));

@@ -14,6 +14,9 @@
 //!   once the sink has delivered it, so a crash between the two never loses a View.
 //! - `purges`: account, action_id → the purge's last commit folded ([`PurgeMark`]): what a
 //!   purge receipt reports.
+//! - `commits`: account, commit_seq → the commit's record time: when each version in `history`
+//!   was recorded (a version keeps its row's first `recorded_at`; reads at a record time,
+//!   `known_at`, need the time of the commit that wrote it).
 //! - `keys`, `keys_next`: the data keys that open sealed rows (rules v4; [`crate::keycache`]).
 //!   Rows are stored sealed, as the outbox holds them; reads open them with these keys, and a
 //!   folded purge destroys the keys it names.
@@ -39,10 +42,12 @@ use crate::store::Visit;
 /// Default bound on the view store's memtables, all column families together.
 pub const MEMTABLE_BYTES_DEFAULT: usize = 32 << 20;
 
+/// Versions of one row a read at a record time looks at, at most.
+pub const ROW_VERSIONS_MAX: usize = 10_000;
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 9] = [
+const CFS: [&str; 10] = [
     "rows",
     "history",
     "timeline",
@@ -52,6 +57,7 @@ const CFS: [&str; 9] = [
     "keys",
     "keys_next",
     "purges",
+    "commits",
 ];
 /// Column families left out of the digest (positions, the publish queue, and the key cache,
 /// which holds whatever the keys topic held when it was read).
@@ -162,6 +168,12 @@ fn time_key(t: i64) -> [u8; 8] {
 fn row_key(account: &str, memory_id: &str) -> Vec<u8> {
     let mut k = account_prefix(account);
     push_str(&mut k, memory_id);
+    k
+}
+
+fn commit_key(account: &str, commit_seq: i64) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    k.extend_from_slice(&commit_seq.to_be_bytes());
     k
 }
 
@@ -463,6 +475,11 @@ impl ViewStore {
             account_prefix(acct),
             mark_value(&mark),
         );
+        batch.batch.put_cf(
+            self.cf("commits")?,
+            commit_key(acct, commit.commit_seq),
+            commit.recorded_at.to_be_bytes(),
+        );
         // Its rendered View is due: the sink publishes it and clears the mark.
         batch.batch.put_cf(self.cf("pending")?, acct.as_bytes(), []);
         batch.marks.insert(acct.to_owned(), mark);
@@ -607,6 +624,89 @@ impl ViewStore {
             Ok(())
         })?;
         Ok(out)
+    }
+
+    /// The record time of commit `commit_seq` of `account`, if folded here (a store written
+    /// before it kept them has none for its older commits).
+    pub fn commit_time(&self, account: &str, commit_seq: i64) -> Result<Option<i64>, StateError> {
+        match self
+            .db
+            .get_cf(self.cf("commits")?, commit_key(account, commit_seq))?
+        {
+            Some(v) => Ok(Some(i64_at(&v, 0)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// When the version `row` of `account` was recorded: its commit's record time, or, in a
+    /// store that did not keep it, the row's own (its first version's; `kledger rebuild views`
+    /// makes them exact).
+    fn version_time(
+        &self,
+        account: &str,
+        row: &Row,
+        seen: &mut BTreeMap<i64, i64>,
+    ) -> Result<i64, StateError> {
+        if let Some(t) = seen.get(&row.commit_seq) {
+            return Ok(*t);
+        }
+        let t = self
+            .commit_time(account, row.commit_seq)?
+            .unwrap_or(row.recorded_at);
+        seen.insert(row.commit_seq, t);
+        Ok(t)
+    }
+
+    /// The rows of `account` as the ledger had recorded them by `known_at` (ms): of each row, the
+    /// latest version written by a commit recorded at or before it (opened), by memory id. At
+    /// most `limit` versions are read; the flag says whether the bound cut the read.
+    pub fn rows_known_at(
+        &self,
+        account: &str,
+        known_at: i64,
+        limit: usize,
+    ) -> Result<(Vec<Row>, bool), StateError> {
+        let mut out: Vec<Row> = Vec::new();
+        let mut seen = BTreeMap::new();
+        let read = self.history(account, limit.saturating_add(1), &mut |row| {
+            if self.version_time(account, &row, &mut seen)? <= known_at {
+                match out.last_mut() {
+                    Some(last) if last.memory_id == row.memory_id => *last = row,
+                    _ => out.push(row),
+                }
+            }
+            Ok(())
+        })?;
+        Ok((out, read > limit))
+    }
+
+    /// Row `memory_id` of `account` as the ledger had recorded it by `known_at` (ms): its latest
+    /// version written by a commit recorded at or before it (opened), if any. At most
+    /// [`ROW_VERSIONS_MAX`] versions are read.
+    pub fn row_known_at(
+        &self,
+        account: &str,
+        memory_id: &str,
+        known_at: i64,
+    ) -> Result<Option<Row>, StateError> {
+        let mut found = None;
+        let mut seen = BTreeMap::new();
+        self.scan_prefix(
+            "history",
+            &row_key(account, memory_id),
+            ROW_VERSIONS_MAX,
+            &mut |_, v| {
+                let row = decode_row(v)?;
+                if self.version_time(account, &row, &mut seen)? <= known_at {
+                    found = Some(row);
+                }
+                Ok(())
+            },
+        )?;
+        match found {
+            Some(row) => self.open_row(account, row),
+            None => Ok(None),
+        }
     }
 
     /// Every version of every row of `account` (opened), by memory id then revision, at most

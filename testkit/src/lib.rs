@@ -14,9 +14,12 @@
 //! - [`registry`]: a minimal in-process Confluent Schema Registry (REST subset) for tests.
 //! - [`residue`]: scans of files for bytes that must be gone (erasure tests).
 //! - [`retrieval`]: the retrieval-quality set and its evaluation (the retrieval bench).
+//! - [`offline`]: the read API over stores built in the test's process.
+//! - [`bitemporal`]: a simple model of reads at an effective and a record time.
 //! - [`harness`]: the reliability harness (`cargo run -p kledger-testkit --bin harness`).
 
 pub mod badinput;
+pub mod bitemporal;
 pub mod build;
 pub mod filter;
 pub mod generate;
@@ -27,6 +30,7 @@ pub mod largest;
 pub mod ledger;
 pub mod legacy;
 pub mod model;
+pub mod offline;
 pub mod registry;
 pub mod residue;
 pub mod retrieval;

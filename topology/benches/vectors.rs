@@ -418,6 +418,10 @@ fn main() {
                 limit: Some(8),
                 kinds: vec![],
                 account: None,
+                as_of: None,
+                known_at: None,
+                min_commit_seq: None,
+                wait_ms: None,
             },
         )
         .expect("search");

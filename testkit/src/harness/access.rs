@@ -13,10 +13,8 @@ use kledger_processors::access::{Principal, SENSITIVE_READER_ROLE};
 use kledger_schemas::*;
 use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
-use kledger_topology::generations::Live;
-use kledger_topology::serve::api::Api;
 use kledger_topology::serve::api::read::{
-    TimelineParams, entity_timeline, profile_answer, read_playbook,
+    ProfileParams, TimelineParams, entity_timeline, profile_answer, read_playbook,
 };
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::vector::VectorGen;
@@ -269,6 +267,19 @@ fn principal<R: Rng>(rng: &mut R) -> Principal {
     }
 }
 
+/// A read's effective and record times: now (half the reads), or a random point of the world's
+/// history (a bitemporal read).
+fn when(rng: &mut impl Rng) -> (Option<i64>, Option<i64>) {
+    if rng.random_bool(0.5) {
+        return (None, None);
+    }
+    let as_of = TIME + rng.random_range(0..20_000_000i64);
+    let known_at = rng
+        .random_bool(0.5)
+        .then(|| TIME + rng.random_range(0..20_000_000i64));
+    (Some(as_of), known_at)
+}
+
 // Long on purpose: a harness check reads top to bottom as its steps (world, index, queries, verdict).
 /// Runs `queries` queries (at least) against a world built with `seed`.
 pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
@@ -347,34 +358,7 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
             f.restricted_indexed += 1;
         }
     }
-    let no_swap = |_: &std::path::Path| -> anyhow::Result<ViewStore> { anyhow::bail!("no swaps") };
-    let no_swap_v =
-        |_: &std::path::Path| -> anyhow::Result<VectorGen> { anyhow::bail!("no swaps") };
-    let api = Api {
-        config: Arc::new(Config::default()),
-        views: Arc::new(Live::with_value(
-            &dir.path().join("gens"),
-            "g000001",
-            views,
-            no_swap,
-        )?),
-        partitions: 4,
-        producer: Arc::default(),
-        codec: Arc::default(),
-        search: Some(Arc::new(std::sync::OnceLock::from(
-            kledger_topology::vector::SearchIndex {
-                live: Arc::new(Live::with_value(
-                    &dir.path().join("gens"),
-                    "g000001",
-                    g,
-                    no_swap_v,
-                )?),
-            },
-        ))),
-        exports: Arc::new(tokio::sync::Semaphore::new(2)),
-        receipts: Arc::default(),
-        state: None,
-    };
+    let api = crate::offline::api(dir.path(), Config::default(), 4, views, Some(g))?;
     let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xACCE55);
     let leak = |f: &mut AccessFigures, what: String| {
         f.leaked += 1;
@@ -404,7 +388,15 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         match count % 4 {
             0 => {
                 *f.queries.entry("profile").or_insert(0) += 1;
-                if let Ok(a) = profile_answer(&api, &p, acct, Some(TIME + 10_000_000)) {
+                // Now, or a bitemporal point: access holds at every effective and record time.
+                let (as_of, known_at) = when(&mut rng);
+                let q = ProfileParams {
+                    account: acct.map(str::to_owned),
+                    as_of: Some(as_of.unwrap_or(TIME + 10_000_000)),
+                    known_at,
+                    ..ProfileParams::default()
+                };
+                if let Ok(a) = profile_answer(&api, &p, &q) {
                     f.shown += a.profile.lines().count() as u64;
                     for r in in_account.values().filter(|r| forbidden(r)) {
                         let tag = tags.get(&r.memory_id).map_or("", String::as_str);
@@ -439,7 +431,14 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                         .unwrap_or_default(),
                     _ => format!("mem_01KE{:022}", rng.random_range(0..1_000_000u64)),
                 };
-                match read_playbook(&api, &p, &id, acct) {
+                let (as_of, known_at) = when(&mut rng);
+                let q = ProfileParams {
+                    account: acct.map(str::to_owned),
+                    as_of,
+                    known_at,
+                    ..ProfileParams::default()
+                };
+                match read_playbook(&api, &p, &id, &q) {
                     Ok(a) => {
                         f.shown += 1;
                         let shown = in_account.get(&a.memory_id);
@@ -467,11 +466,16 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                 } else {
                     (*ENTITIES.choose(&mut rng).unwrap_or(&"e_1")).to_owned()
                 };
+                let (as_of, known_at) = when(&mut rng);
                 let q = TimelineParams {
                     account: acct.map(str::to_owned),
                     limit: Some(40),
                     history: rng.random_bool(0.5),
                     audit: rng.random_bool(0.5),
+                    as_of,
+                    known_at,
+                    min_commit_seq: None,
+                    wait_ms: None,
                 };
                 if let Ok(a) = entity_timeline(&api, &p, &entity, &q) {
                     f.shown += a.items.len() as u64;
@@ -492,11 +496,16 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                     WORDS.choose(&mut rng).unwrap_or(&"tea"),
                     WORDS.choose(&mut rng).unwrap_or(&"tea")
                 );
+                let (as_of, known_at) = when(&mut rng);
                 let req = SearchRequest {
                     query,
                     limit: Some(20),
                     kinds: Vec::new(),
                     account: acct.map(str::to_owned),
+                    as_of,
+                    known_at,
+                    min_commit_seq: None,
+                    wait_ms: None,
                 };
                 if let Ok(a) = search_knowledge(&api, &p, req) {
                     f.shown += a.results.len() as u64;

@@ -42,6 +42,8 @@ pub struct Running {
     pub status: Arc<Status>,
     /// Triggered to stop.
     pub shutdown: Shutdown,
+    /// The read API's state, when this process serves it (`kledger mcp` serves it on stdio).
+    pub api: Option<crate::serve::api::Api>,
     processor: Option<parts::Part>,
     sinks: Vec<parts::Part>,
     http: Option<tokio::task::JoinHandle<()>>,
@@ -140,6 +142,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         }),
         _ => None,
     };
+    let api = http.clone();
     let http = serve_http(&ctx, handle, http, roles).await?;
     let processor = match store {
         Some(s) => Some(parts::apply(&ctx, s)?),
@@ -166,6 +169,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         partitions,
         status: ctx.status,
         shutdown: ctx.shutdown,
+        api,
         processor,
         sinks,
         http,

@@ -9,6 +9,7 @@
 
 mod apply;
 mod broker;
+mod mcp;
 mod migrate;
 mod publish;
 mod rebuild;
@@ -53,6 +54,8 @@ enum Command {
         #[command(subcommand)]
         command: topics::TopicsCommand,
     },
+    /// Run kledger and serve its MCP tools over stdio to one local agent.
+    Mcp(mcp::McpArgs),
     /// Run only the embedded broker (a Kafka-protocol peer for tests and local tools).
     Broker(broker::BrokerArgs),
     /// Decide intents from a JSON-lines file offline (a dry run of an extractor's output).
@@ -82,6 +85,11 @@ enum Command {
 #[derive(Debug, thiserror::Error)]
 #[error("{0:#}")]
 struct BadConfig(anyhow::Error);
+
+/// `e` as a bad configuration (exit status 2).
+fn bad_config(e: anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(BadConfig(e))
+}
 
 /// Runs the command line and maps its outcome to the exit status.
 pub fn main() -> ExitCode {
@@ -126,6 +134,7 @@ fn run_cli() -> anyhow::Result<()> {
         .build()?;
     match cli.command {
         Command::Run(args) => rt.block_on(args.run(config)),
+        Command::Mcp(args) => rt.block_on(args.run(config)),
         Command::Publish(args) => args.run(&config),
         Command::Topics { command } => rt.block_on(command.run(&config)),
         Command::Broker(args) => rt.block_on(args.run()),

@@ -91,7 +91,9 @@ pub fn router(
             status,
         });
     let routes = match api {
-        Some(api) => ops.merge(crate::serve::api::router(api)),
+        Some(api) => ops
+            .merge(crate::serve::mcp::router(api.clone()))
+            .merge(crate::serve::api::router(api)),
         None => ops,
     };
     let bounds = BodyBounds {

@@ -49,6 +49,9 @@ pub struct IngressAnswer {
     pub offset: i64,
     /// The receipt, when it arrived within `wait_ms`.
     pub receipt: Option<Receipt>,
+    /// The receipt's consistency token: reads given it as `min_commit_seq` see this write
+    /// (when the receipt arrived).
+    pub consistency_token: Option<i64>,
 }
 
 /// `413 body_too_large`: the body is over the record budget.
@@ -70,8 +73,7 @@ fn producer(api: &Api) -> Result<&FutureProducer, ApiError> {
     Ok(api.producer.get_or_init(|| p))
 }
 
-/// `POST /v1/intents`. Long on purpose: the ingress's checks in the order they answer (size,
-/// JSON, access, validation, record size, produce, wait), each with its own status and code.
+/// `POST /v1/intents`.
 pub async fn post_intent(
     State(api): State<Api>,
     Caller(p): Caller,
@@ -85,94 +87,108 @@ pub async fn post_intent(
         if body.len() > budget {
             return Err(body_too_large(budget));
         }
-        if q.wait_ms > WAIT_MS_MAX {
-            return Err(ApiError::bad("bad_wait", "wait_ms must be ≤ 30000"));
-        }
         let intent: Intent = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
-        let own = intent.account_id == p.account_id();
-        let ingest =
-            p.roles.iter().any(|r| r == INGEST_ROLE) && may_address(&p, &intent.account_id);
-        if !(own || ingest) {
-            return Err(ApiError::new(
-                StatusCode::FORBIDDEN,
-                "account_forbidden",
-                "the principal may not write to this account",
-            ));
-        }
-        let now = now_ms();
-        if let Err(reason) = validate(&intent, now, api.config.limits.rules()) {
-            return Err(ApiError::new(
-                StatusCode::UNPROCESSABLE_ENTITY,
-                reason.code.as_str(),
-                reason.message,
-            ));
-        }
-        let partition = partition_for(intent.account_id.as_bytes(), api.partitions);
-        // The wait is registered before the intent is produced, so its receipt cannot pass
-        // unseen; one shared reader serves every wait ([`super::receipts`]).
-        let waiter = if q.wait_ms > 0 {
-            let (api2, account, action) = (
-                api.clone(),
-                intent.account_id.clone(),
-                intent.action_id.clone(),
-            );
-            blocking(move || {
-                Ok(api2.receipts.wait(
-                    &api2.config,
-                    api2.partitions,
-                    &api2.codec,
-                    &account,
-                    &action,
-                ))
-            })
-            .await?
-        } else {
-            None
-        };
-        let payload = api.codec.encode(&intent);
-        if payload.len() > budget {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "record_too_large",
-                format!(
-                    "the intent's record is {} bytes, over the record budget of {budget} bytes",
-                    payload.len()
-                ),
-            ));
-        }
-        let topic = api.config.topics().intents;
-        let record = FutureRecord::to(&topic)
-            .key(intent.account_id.as_bytes())
-            .payload(&payload)
-            .partition(partition)
-            .timestamp(now);
-        let (partition, offset) = producer(&api)?
-            .send(record, Duration::from_secs(10))
-            .await
-            .map(|d| (d.partition, d.offset))
-            .map_err(|(e, _)| ApiError::internal(e))?;
-        let receipt = match waiter {
-            Some(w) => w.until(started + Duration::from_millis(q.wait_ms)).await,
-            None => None,
-        };
-        let status = if receipt.is_some() {
+        let answer = submit(&api, &p, intent, q.wait_ms).await?;
+        let status = if answer.receipt.is_some() {
             StatusCode::OK
         } else {
             StatusCode::ACCEPTED
         };
-        Ok((
-            status,
-            Json(IngressAnswer {
-                action_id: intent.action_id,
-                partition,
-                offset,
-                receipt,
-            }),
-        ))
+        Ok((status, Json(answer)))
     }
     .await;
     let resp = r.into_response();
     observe("intents", started, resp.status());
     resp
+}
+
+/// The ingress path (`POST /v1/intents` and the MCP tool `remember`): checks the principal
+/// may write to the intent's account, validates it (rule 1), produces it keyed and
+/// partitioned by account, and waits at most `wait_ms` for its receipt. Long on purpose: the
+/// checks in the order they answer (wait, access, validation, record size, produce, wait),
+/// each with its own status and code.
+pub async fn submit(
+    api: &Api,
+    p: &kledger_processors::access::Principal,
+    intent: Intent,
+    wait_ms: u64,
+) -> Result<IngressAnswer, ApiError> {
+    let started = Instant::now();
+    let budget = api.config.limits.record_bytes_max;
+    if wait_ms > WAIT_MS_MAX {
+        return Err(ApiError::bad("bad_wait", "wait_ms must be ≤ 30000"));
+    }
+    let own = intent.account_id == p.account_id();
+    let ingest = p.roles.iter().any(|r| r == INGEST_ROLE) && may_address(p, &intent.account_id);
+    if !(own || ingest) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "account_forbidden",
+            "the principal may not write to this account",
+        ));
+    }
+    let now = now_ms();
+    if let Err(reason) = validate(&intent, now, api.config.limits.rules()) {
+        return Err(ApiError::new(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            reason.code.as_str(),
+            reason.message,
+        ));
+    }
+    let partition = partition_for(intent.account_id.as_bytes(), api.partitions);
+    // The wait is registered before the intent is produced, so its receipt cannot pass
+    // unseen; one shared reader serves every wait ([`super::receipts`]).
+    let waiter = if wait_ms > 0 {
+        let (api2, account, action) = (
+            api.clone(),
+            intent.account_id.clone(),
+            intent.action_id.clone(),
+        );
+        blocking(move || {
+            Ok(api2.receipts.wait(
+                &api2.config,
+                api2.partitions,
+                &api2.codec,
+                &account,
+                &action,
+            ))
+        })
+        .await?
+    } else {
+        None
+    };
+    let payload = api.codec.encode(&intent);
+    if payload.len() > budget {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "record_too_large",
+            format!(
+                "the intent's record is {} bytes, over the record budget of {budget} bytes",
+                payload.len()
+            ),
+        ));
+    }
+    let topic = api.config.topics().intents;
+    let record = FutureRecord::to(&topic)
+        .key(intent.account_id.as_bytes())
+        .payload(&payload)
+        .partition(partition)
+        .timestamp(now);
+    let (partition, offset) = producer(api)?
+        .send(record, Duration::from_secs(10))
+        .await
+        .map(|d| (d.partition, d.offset))
+        .map_err(|(e, _)| ApiError::internal(e))?;
+    let receipt = match waiter {
+        Some(w) => w.until(started + Duration::from_millis(wait_ms)).await,
+        None => None,
+    };
+    Ok(IngressAnswer {
+        action_id: intent.action_id,
+        partition,
+        offset,
+        consistency_token: receipt.as_ref().map(super::at::token),
+        receipt,
+    })
 }

@@ -7,7 +7,8 @@
 //! returned; outputs are bounded.
 //!
 //! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/entities/{ref}/timeline`,
-//!   `GET /v1/export`.
+//!   `GET /v1/export`; [`at`]: when a read looks (`as_of`, `known_at`) and read-your-writes
+//!   (`min_commit_seq`).
 //! - [`search`]: `POST /v1/search` (search_knowledge).
 //! - [`ingress`]: `POST /v1/intents`; [`receipts`]: the one receipts reader its waits share.
 //! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
@@ -16,6 +17,7 @@
 //!
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
 
+pub mod at;
 pub mod ingress;
 pub mod purges;
 pub mod read;
@@ -75,12 +77,13 @@ impl std::fmt::Debug for Api {
     }
 }
 
-/// An API error: HTTP status, stable code, message.
+/// An API error: HTTP status, stable code, message (and, for some codes, a detail object).
 #[derive(Debug)]
 pub struct ApiError {
     status: StatusCode,
     code: &'static str,
     message: String,
+    detail: Option<serde_json::Value>,
 }
 
 impl ApiError {
@@ -90,7 +93,19 @@ impl ApiError {
             status,
             code,
             message: message.into(),
+            detail: None,
         }
+    }
+
+    /// The error with `detail` as its `error.detail` (what a caller needs to act on it).
+    pub fn with_detail(mut self, detail: serde_json::Value) -> Self {
+        self.detail = Some(detail);
+        self
+    }
+
+    /// The detail, if any.
+    pub fn detail(&self) -> Option<&serde_json::Value> {
+        self.detail.as_ref()
     }
 
     /// 400 with `code`.
@@ -137,7 +152,10 @@ impl From<kledger_state::StateError> for ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        let mut body = serde_json::json!({"error": {"code": self.code, "message": self.message}});
+        if let Some(d) = self.detail {
+            body["error"]["detail"] = d;
+        }
         (self.status, axum::Json(body)).into_response()
     }
 }
@@ -187,15 +205,27 @@ impl FromRequestParts<Api> for Caller {
             .and_then(|v| v.to_str().ok())
             .and_then(bearer)
             .ok_or_else(unauthorized)?;
-        // Every principal is compared (no early exit); tokens are unique (checked at load).
-        let mut found = None;
-        for p in api.config.api.principals.values() {
-            if same_token(&p.token, token) {
-                found = Some(p.principal.clone());
-            }
-        }
-        found.map(Caller).ok_or_else(unauthorized)
+        principal_of(api, token)
+            .map(Caller)
+            .ok_or_else(unauthorized)
     }
+}
+
+/// The principal `token` names, if any. Every principal is compared (no early exit); tokens
+/// are unique (checked at load).
+pub fn principal_of(api: &Api, token: &str) -> Option<Principal> {
+    let mut found = None;
+    for p in api.config.api.principals.values() {
+        if same_token(&p.token, token) {
+            found = Some(p.principal.clone());
+        }
+    }
+    found
+}
+
+/// The principal of an `Authorization` header value, if it names one.
+pub fn principal_of_header(api: &Api, value: &str) -> Option<Principal> {
+    principal_of(api, bearer(value)?)
 }
 
 /// The `account=` parameter shared by every read.

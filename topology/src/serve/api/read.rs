@@ -11,7 +11,8 @@ use kledger_processors::render;
 use kledger_schemas::{AssertionClass, Row, Status};
 use serde::{Deserialize, Serialize};
 
-use super::{AccountParam, Api, ApiError, Caller, now_ms, observe, target};
+use super::at::{At, caught_up, readable_at, row_at};
+use super::{AccountParam, Api, ApiError, Caller, observe, target};
 
 /// Timeline entries scanned per request at most, from the newest (the newest `limit` that
 /// qualify are returned).
@@ -39,13 +40,19 @@ pub async fn blocking<T: Send + 'static>(
         .map_err(ApiError::internal)?
 }
 
-/// `GET /v1/profile` parameters.
-#[derive(Debug, Deserialize)]
+/// `GET /v1/profile` parameters (the MCP tool `get_profile` takes the same).
+#[derive(Debug, Default, Clone, Deserialize)]
 pub struct ProfileParams {
     /// The account (default: the principal's own).
     pub account: Option<String>,
     /// Effective time to render at, ms (default: now).
     pub as_of: Option<i64>,
+    /// Record time: what the ledger had recorded by then, ms (default: everything).
+    pub known_at: Option<i64>,
+    /// Wait until the view store has applied this commit of the account (read-your-writes).
+    pub min_commit_seq: Option<i64>,
+    /// How long to wait for it, ms (0..=30000, default 5000).
+    pub wait_ms: Option<u64>,
 }
 
 /// The profile answer.
@@ -63,6 +70,9 @@ pub struct ProfileAnswer {
     pub capped: Option<bool>,
     /// Effective time rendered at.
     pub as_of: i64,
+    /// Record time rendered at, when one was asked for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub known_at: Option<i64>,
     /// Profile block (≤2,400 chars, whole lines).
     pub profile: String,
     /// Playbook index (≤800 chars, `memory_id: description` lines).
@@ -103,22 +113,23 @@ pub async fn profile(
     Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || profile_answer(&api, &p, q.account.as_deref(), q.as_of))
+    let r = blocking(move || profile_answer(&api, &p, &q))
         .await
         .map(axum::Json);
     finish("profile", started, r)
 }
 
-/// The profile of `account` (default: the principal's own) as `p` may read it (blocking).
+/// The profile of `q.account` (default: the principal's own) as `p` may read it, at `q`'s
+/// effective and record times (blocking: it may wait for `q.min_commit_seq`).
 pub fn profile_answer(
     api: &Api,
     p: &Principal,
-    account: Option<&str>,
-    as_of: Option<i64>,
+    q: &ProfileParams,
 ) -> Result<ProfileAnswer, ApiError> {
-    let account = target(p, account)?;
-    let as_of = as_of.unwrap_or_else(now_ms);
-    let (rows, capped) = readable_capped(api, p, &account)?;
+    let account = target(p, q.account.as_deref())?;
+    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    let when = At::new(q.as_of, q.known_at);
+    let (rows, capped) = readable_at(api, p, &account, when)?;
     let owner = owns(p, &account);
     Ok(ProfileAnswer {
         commit_seq: if owner {
@@ -127,10 +138,11 @@ pub fn profile_answer(
             None
         },
         capped: owner.then_some(capped),
-        profile: render::profile(&rows, as_of),
-        playbook_index: render::playbook_index(&rows, as_of),
+        profile: render::profile(&rows, when.as_of),
+        playbook_index: render::playbook_index(&rows, when.as_of),
         account_id: account,
-        as_of,
+        as_of: when.as_of,
+        known_at: when.known_at,
     })
 }
 
@@ -159,32 +171,32 @@ pub async fn playbook(
     State(api): State<Api>,
     Caller(p): Caller,
     Path(id): Path<String>,
-    Query(q): Query<AccountParam>,
+    Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || read_playbook(&api, &p, &id, q.account.as_deref()))
+    let r = blocking(move || read_playbook(&api, &p, &id, &q))
         .await
         .map(axum::Json);
     finish("playbook", started, r)
 }
 
-/// read_playbook: document `id` of `account` (default: the principal's own) if `p` may read
-/// it and it is an active playbook; one uniform `unavailable` otherwise (blocking).
+/// read_playbook: document `id` of `q.account` (default: the principal's own) if `p` may read
+/// it and it was an active playbook at `q`'s effective and record times; one uniform
+/// `unavailable` otherwise (blocking: it may wait for `q.min_commit_seq`).
 pub fn read_playbook(
     api: &Api,
     p: &Principal,
     id: &str,
-    account: Option<&str>,
+    q: &ProfileParams,
 ) -> Result<PlaybookAnswer, ApiError> {
-    let account = target(p, account)?;
+    let account = target(p, q.account.as_deref())?;
     if id.len() > 64 {
         return Err(ApiError::unavailable());
     }
-    let row = api
-        .views
-        .get()
-        .row(&account, id)?
-        .filter(|r| may_read(p, r) && render::is_playbook(r, now_ms()))
+    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    let when = At::new(q.as_of, q.known_at);
+    let row = row_at(api, &account, id, when)?
+        .filter(|r| may_read(p, r) && render::is_playbook(r, when.as_of))
         .ok_or_else(ApiError::unavailable)?;
     Ok(PlaybookAnswer {
         memory_id: row.memory_id,
@@ -210,6 +222,15 @@ pub struct TimelineParams {
     /// Include rejected (disputed) rows.
     #[serde(default)]
     pub audit: bool,
+    /// Effective time, ms (default: now): rows in effect then are active, rows ended by then
+    /// are history, rows not yet in effect are left out.
+    pub as_of: Option<i64>,
+    /// Record time, ms (default: everything recorded).
+    pub known_at: Option<i64>,
+    /// Wait until the view store has applied this commit of the account (read-your-writes).
+    pub min_commit_seq: Option<i64>,
+    /// How long to wait for it, ms (0..=30000, default 5000).
+    pub wait_ms: Option<u64>,
 }
 
 /// One timeline entry: compact, never a body or a trigger condition.
@@ -300,6 +321,8 @@ pub fn entity_timeline(
             "entity is `user` or an entity id (1..=256 chars, no spaces)",
         ));
     }
+    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    let when = At::new(q.as_of, q.known_at);
     let ids = api
         .views
         .get()
@@ -308,14 +331,15 @@ pub fn entity_timeline(
     let mut truncated = ids.len() >= TIMELINE_SCAN_MAX && owns(p, &account);
     let mut items = Vec::new();
     for id in ids {
-        let Some(row) = api.views.get().row(&account, &id)? else {
+        let Some(row) = row_at(api, &account, &id, when)? else {
             continue;
         };
+        // In effect at the read's time: an entry; ended by then: history.
         let shown = may_read(p, &row)
             && match row.status {
-                Status::Active => true,
-                Status::Superseded | Status::Closed => q.history,
                 Status::Tombstoned => false,
+                _ if row.is_current(when.as_of) => true,
+                _ => q.history,
             }
             && (row.assertion_class != AssertionClass::Disputed || q.audit);
         if shown {

@@ -14,13 +14,14 @@ use axum::response::Response;
 use kledger_processors::access::may_read;
 use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_id_of;
-use kledger_processors::payload::{AccountRef, access_filter};
+use kledger_processors::payload::{AccountRef, access_filter_of};
 use kledger_schemas::{AssertionClass, Kind, Status};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
+use super::at::{At, caught_up, row_at};
 use super::read::{blocking, finish};
-use super::{Api, ApiError, Caller, now_ms, target};
+use super::{Api, ApiError, Caller, target};
 use crate::vector::embedder::Embedder;
 use crate::vector::{QueryVector, VectorError, VectorIndex};
 
@@ -46,6 +47,19 @@ pub struct SearchRequest {
     /// The account (default: the principal's own).
     #[serde(default)]
     pub account: Option<String>,
+    /// Effective time, ms (default: now): rows in effect then.
+    #[serde(default)]
+    pub as_of: Option<i64>,
+    /// Record time, ms (default: everything recorded): rows as the ledger knew them then.
+    #[serde(default)]
+    pub known_at: Option<i64>,
+    /// Wait until the view store and the vector index have applied this commit of the account
+    /// (read-your-writes).
+    #[serde(default)]
+    pub min_commit_seq: Option<i64>,
+    /// How long to wait for it, ms (0..=30000, default 5000).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
 }
 
 /// One result: a handle, never a body or a trigger condition.
@@ -185,31 +199,44 @@ pub fn search_knowledge(
             "the vector index is not open yet",
         ));
     };
+    caught_up(api, &account, req.min_commit_seq, req.wait_ms, true)?;
+    let when = At::new(req.as_of, req.known_at);
     let generation = search.live.get();
     let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
-    let filter = access_filter(p, &acct, &req.kinds);
+    // At a past time the rows in effect then may be superseded or closed now: every status is
+    // a candidate, and twice as many are asked for.
+    let past = when.is_past();
+    let filter = access_filter_of(p, &acct, &req.kinds, !past);
+    let fusion = if past {
+        Fusion {
+            depth: Fusion::default().depth * 2,
+            ..Fusion::default()
+        }
+    } else {
+        Fusion::default()
+    };
     let ranked = rank(
         generation.index.as_ref(),
         generation.embedder.as_ref(),
-        &Fusion::default(),
+        &fusion,
         &filter,
         &req.query,
         limit,
     )
     .map_err(ApiError::internal)?;
-    let now = now_ms();
     let mut results = Vec::new();
     for (id, score) in ranked {
         if results.len() >= limit {
             break;
         }
         let memory_id = memory_id_of(id.as_u128());
-        // Hydrate and check again: the index may lag the view store, or be wrong.
-        let Some(row) = api.views.get().row(&account, &memory_id)? else {
+        // Hydrate (the row as it stood at the read's time) and check again: the index may lag
+        // the view store, or be wrong.
+        let Some(row) = row_at(api, &account, &memory_id, when)? else {
             continue;
         };
         if row.status != Status::Active
-            || !row.is_current(now)
+            || !row.is_current(when.as_of)
             || !may_read(p, &row)
             || (!req.kinds.is_empty() && !req.kinds.contains(&row.kind))
         {

@@ -1,0 +1,171 @@
+//! Read-your-writes: a read given `min_commit_seq` (a receipt's consistency token) waits, at most
+//! `wait_ms`, until the projections it reads from have applied that commit of the account — the
+//! view store, and for search the vector index too — and answers `409 not_caught_up` with their
+//! positions when they have not. Here the sinks are driven by hand: "stopped" is a commit not
+//! folded yet, "running" is a fold that happens while the read waits.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use kledger_processors::access::Principal;
+use kledger_schemas::*;
+use kledger_state::{MarkStore, ViewStore};
+use kledger_testkit::build::{fact, intent};
+use kledger_testkit::ledger::{Ledger, key_records};
+use kledger_topology::config::Config;
+use kledger_topology::pipeline::project::OutboxCommit;
+use kledger_topology::serve::api::Api;
+use kledger_topology::serve::api::read::{ProfileParams, profile_answer};
+use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
+use kledger_topology::vector::VectorGen;
+use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
+
+const A: &str = "t_acme/user/u_ryw";
+const T0: i64 = 1_767_225_600_000;
+
+fn owner() -> Principal {
+    Principal {
+        tenant_id: "t_acme".into(),
+        team_id: None,
+        agent_id: None,
+        roles: Vec::new(),
+        owner_kind: OwnerKind::User,
+        owner_id: "u_ryw".into(),
+    }
+}
+
+/// Folds `commits` into the view store and the vector index the way both sinks do.
+fn project(api: &Api, commits: &[OutboxCommit]) {
+    let read: Vec<(i32, i64)> = commits.iter().map(|c| (c.partition, c.offset)).collect();
+    kledger_topology::pipeline::project::views::fold(
+        &api.views.get(),
+        commits,
+        read.iter().copied(),
+    )
+    .unwrap();
+    let search = api.search.as_ref().unwrap().get().unwrap();
+    let g = search.live.get();
+    kledger_topology::pipeline::project::vectors::project(
+        &g,
+        g.embedder.as_ref(),
+        commits,
+        read.into_iter(),
+    )
+    .unwrap();
+}
+
+fn search(
+    api: &Api,
+    query: &str,
+    min_commit_seq: Option<i64>,
+    wait_ms: u64,
+) -> Result<Vec<String>, (u16, &'static str, Option<serde_json::Value>)> {
+    search_knowledge(
+        api,
+        &owner(),
+        SearchRequest {
+            query: query.into(),
+            limit: Some(5),
+            kinds: Vec::new(),
+            account: None,
+            as_of: None,
+            known_at: None,
+            min_commit_seq,
+            wait_ms: Some(wait_ms),
+        },
+    )
+    .map(|a| a.results.into_iter().map(|h| h.content).collect())
+    .map_err(|e| (e.status().as_u16(), e.code(), e.detail().cloned()))
+}
+
+#[test]
+fn a_read_waits_for_its_write_or_answers_not_caught_up() {
+    let mut ledger = Ledger::new(4);
+    let w = WriteReason::DirectUserStatement;
+    for (n, text) in ["Lives in Porto", "Plays the cello on Sundays"]
+        .iter()
+        .enumerate()
+    {
+        let d = ledger.apply(&IntentRecord {
+            timestamp: T0 + n as i64,
+            partition: None,
+            offset: None,
+            intent: intent(
+                A,
+                &format!("a{n}"),
+                w,
+                n as i64,
+                vec![Op::Assert(fact(text))],
+            ),
+        });
+        assert_eq!(d.receipt.commit_seq, Some(n as i64 + 1));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let views = ViewStore::open(&dir.path().join("views"), 8 << 20).unwrap();
+    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(64));
+    let index = kledger_topology::vector::edge::EdgeIndex::open(
+        &dir.path().join("index"),
+        &kledger_processors::payload::collection_name("text", 64, 1),
+        64,
+    )
+    .unwrap();
+    let g = VectorGen {
+        index: Arc::new(index),
+        embedder,
+        marks: Some(MarkStore::open(&dir.path().join("marks")).unwrap()),
+    };
+    let keys = key_records(&ledger.commits, 4);
+    kledger_state::KeyCache::add(&views, &keys).unwrap();
+    kledger_state::KeyCache::add(g.marks().unwrap(), &keys).unwrap();
+    let api =
+        kledger_testkit::offline::api(dir.path(), Config::default(), 4, views, Some(g)).unwrap();
+    let positioned = kledger_testkit::kafka::positioned(&ledger.commits, |c| c.intent_partition);
+    // The sinks have applied the first commit only: they are stopped before the second.
+    project(&api, &positioned[..1]);
+
+    // Without a token nothing waits, and the second row is not there yet.
+    let now = search(&api, "cello", None, 0).unwrap();
+    assert!(!now.iter().any(|c| c.contains("cello")), "{now:?}");
+    // The first commit is applied: its token answers at once.
+    assert!(
+        search(&api, "Porto", Some(1), 0)
+            .unwrap()
+            .iter()
+            .any(|c| c.contains("Porto"))
+    );
+    // The second is not: 409 not_caught_up with the positions, within the wait.
+    let started = Instant::now();
+    let (status, code, detail) = search(&api, "cello", Some(2), 300).unwrap_err();
+    assert_eq!((status, code), (409, "not_caught_up"));
+    let detail = detail.expect("positions");
+    assert_eq!(detail["min_commit_seq"], 2, "{detail}");
+    assert_eq!(detail["positions"]["views"], 1, "{detail}");
+    assert_eq!(detail["positions"]["vectors"], 1, "{detail}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "the wait is bounded"
+    );
+    let q = ProfileParams {
+        min_commit_seq: Some(2),
+        wait_ms: Some(100),
+        ..ProfileParams::default()
+    };
+    let e = profile_answer(&api, &owner(), &q).unwrap_err();
+    assert_eq!(e.code(), "not_caught_up");
+    // A wait beyond the bound is a bad request, not a long wait.
+    assert_eq!(
+        search(&api, "cello", Some(2), 30_001).unwrap_err().1,
+        "bad_wait"
+    );
+
+    // The sinks run while the read waits: it answers with the row.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            std::thread::sleep(Duration::from_millis(200));
+            project(&api, &positioned[1..]);
+        });
+        let found = search(&api, "cello", Some(2), 10_000).unwrap();
+        assert!(found.iter().any(|c| c.contains("cello")), "{found:?}");
+    });
+    assert!(profile_answer(&api, &owner(), &q).is_ok());
+}

@@ -1,0 +1,172 @@
+//! When a read looks at the ledger, and whether it may answer yet.
+//!
+//! - **Bitemporal reads.** Every read takes `as_of` (effective time, ms; default now) and
+//!   `known_at` (record time, ms; default: everything folded). Rows come from the view store:
+//!   as they stand, or, with `known_at`, each row's latest version recorded by then
+//!   ([`kledger_state::ViewStore::rows_known_at`]); then each is taken as it stood at `as_of`
+//!   ([`kledger_processors::bitemporal::as_of`]): a row superseded or closed since was the
+//!   active one then. Purged rows are in no version.
+//! - **Read-your-writes.** A receipt's consistency token is the account's commit_seq it
+//!   reports (`commit_seq` when committed or duplicate, else `head_seq`). A read given
+//!   `min_commit_seq` waits, at most `wait_ms` (default 5,000, at most 30,000), until the
+//!   projections it reads from have applied that commit of the account — the view store, and
+//!   for search the vector index too — and otherwise answers `409 not_caught_up` with their
+//!   positions. A position is one point read per projection (the view store's account mark,
+//!   the vector sink's account mark), never a scan.
+//!
+//! May not touch: anything but the view store and the vector marks (reads only).
+
+use std::time::{Duration, Instant};
+
+use axum::http::StatusCode;
+use kledger_processors::access::{Principal, may_read};
+use kledger_processors::bitemporal;
+use kledger_schemas::Row;
+use serde::Serialize;
+
+use super::{Api, ApiError, now_ms};
+
+/// The longest a read waits for its `min_commit_seq`, ms.
+pub const WAIT_MS_MAX: u64 = 30_000;
+/// How long a read waits for its `min_commit_seq` by default, ms.
+pub const WAIT_MS_DEFAULT: u64 = 5_000;
+/// How often a waiting read looks at the projections' positions.
+const WAIT_POLL: Duration = Duration::from_millis(5);
+
+/// When a read looks: effective time and record time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// Effective time, ms.
+    pub as_of: i64,
+    /// Record time, ms (`None`: everything folded).
+    pub known_at: Option<i64>,
+}
+
+impl At {
+    /// The point a read's parameters name (effective time now by default).
+    pub fn new(as_of: Option<i64>, known_at: Option<i64>) -> Self {
+        Self {
+            as_of: as_of.unwrap_or_else(now_ms),
+            known_at,
+        }
+    }
+
+    /// Whether the read looks anywhere but at the rows as they stand now.
+    pub fn is_past(&self) -> bool {
+        self.known_at.is_some() || self.as_of < now_ms()
+    }
+}
+
+/// The rows of `account` `p` may read, as they stood at `at` (at most
+/// `views.account_rows_max` rows, or versions with `known_at`, are read); whether that bound
+/// cut the read.
+pub fn readable_at(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+    at: At,
+) -> Result<(Vec<Row>, bool), ApiError> {
+    let cap = api.config.views.account_rows_max;
+    let views = api.views.get();
+    let (versions, capped) = match at.known_at {
+        None => {
+            // One more than the cap tells whether it cut.
+            let mut rows = views.rows(account, cap.saturating_add(1))?;
+            let capped = rows.len() > cap;
+            rows.truncate(cap);
+            (rows, capped)
+        }
+        Some(r) => views.rows_known_at(account, r, cap)?,
+    };
+    let rows = versions
+        .into_iter()
+        .filter_map(|v| bitemporal::as_of(v, at.as_of))
+        .filter(|r| may_read(p, r))
+        .collect();
+    Ok((rows, capped))
+}
+
+/// Row `id` of `account` as it stood at `at`, if it existed then (no access check).
+pub fn row_at(api: &Api, account: &str, id: &str, at: At) -> Result<Option<Row>, ApiError> {
+    let views = api.views.get();
+    let version = match at.known_at {
+        None => views.row(account, id)?,
+        Some(r) => views.row_known_at(account, id, r)?,
+    };
+    Ok(version.and_then(|v| bitemporal::as_of(v, at.as_of)))
+}
+
+/// The projections' positions for one account: the last commit each has applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Positions {
+    /// The view store's.
+    pub views: i64,
+    /// The vector index's (when the read needs it and this process holds the vector sink's
+    /// marks).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub vectors: Option<i64>,
+}
+
+/// `account`'s positions in the projections a read looks at (`vectors`: search).
+pub fn positions(api: &Api, account: &str, vectors: bool) -> Result<Positions, ApiError> {
+    let views = api.views.get().mark(account)?.commit_seq;
+    let vectors = if vectors {
+        match api.search.as_ref().and_then(|s| s.get()) {
+            Some(search) => match search.live.get().marks() {
+                Ok(marks) => Some(marks.applied(account)?),
+                // Another process holds the vector sink's marks: the view store's position
+                // is all this process can wait for (docs/api.md).
+                Err(_) => None,
+            },
+            None => None,
+        }
+    } else {
+        None
+    };
+    Ok(Positions { views, vectors })
+}
+
+/// Waits until the projections a read looks at have applied `min_commit_seq` of `account`,
+/// at most `wait_ms` (default [`WAIT_MS_DEFAULT`]); `409 not_caught_up` with their positions
+/// otherwise. Nothing to wait for without `min_commit_seq`. Blocking.
+pub fn caught_up(
+    api: &Api,
+    account: &str,
+    min_commit_seq: Option<i64>,
+    wait_ms: Option<u64>,
+    vectors: bool,
+) -> Result<(), ApiError> {
+    let Some(min) = min_commit_seq else {
+        return Ok(());
+    };
+    let wait = wait_ms.unwrap_or(WAIT_MS_DEFAULT);
+    if wait > WAIT_MS_MAX {
+        return Err(ApiError::bad(
+            "bad_wait",
+            format!("wait_ms must be in 0..={WAIT_MS_MAX}"),
+        ));
+    }
+    let deadline = Instant::now() + Duration::from_millis(wait);
+    loop {
+        let at = positions(api, account, vectors)?;
+        if at.views >= min && at.vectors.is_none_or(|v| v >= min) {
+            return Ok(());
+        }
+        if Instant::now() >= deadline {
+            return Err(ApiError::new(
+                StatusCode::CONFLICT,
+                "not_caught_up",
+                format!("the projections have not applied commit {min} of the account yet"),
+            )
+            .with_detail(serde_json::json!({ "min_commit_seq": min, "positions": at })));
+        }
+        std::thread::sleep(WAIT_POLL);
+    }
+}
+
+/// The consistency token of a receipt: the account's commit_seq it reports (the commit made
+/// or found, else the head it was decided against). A read given it as `min_commit_seq` sees
+/// at least what the receipt saw.
+pub fn token(receipt: &kledger_schemas::Receipt) -> i64 {
+    receipt.commit_seq.unwrap_or(receipt.head_seq)
+}
