@@ -35,7 +35,9 @@ pub use marks::MarkStore;
 pub use memory::MemoryStore;
 pub use progress::{Backwards, Checkpoint};
 pub use rocks::{Erasures, RocksConfig, RocksSizes, RocksStore};
-pub use store::{Layered, Overlay, StateRead, StateStore, WriteSet, digest, digest_keys};
+pub use store::{
+    Layered, Overlay, StateRead, StateStore, WriteSet, digest, digest_keys, ledger_digest,
+};
 pub use views::{AccountMark, PurgeMark, ViewBatch, ViewStore};
 
 /// State errors, by who must act.

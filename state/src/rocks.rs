@@ -143,9 +143,10 @@ pub fn open_db(
 
 /// Leaves no older version of any key under `prefixes` in the files of `db` (column families
 /// `cfs`): what a purge overwrote or deleted. Flushes every memtable (so the write-ahead log
-/// files holding the old values become obsolete and are deleted), then compacts each prefix's
-/// range in every column family down to the bottommost level, which rewrites the files
-/// holding those keys without the versions below the newest; the rewritten files are deleted.
+/// files holding the old values become obsolete and are deleted), then compacts the range of
+/// each group of prefixes ([`ERASE_RANGES_MAX`] at most) in every column family down to the
+/// bottommost level, which rewrites the files holding those keys without the versions below the
+/// newest (each file about once); the rewritten files are deleted.
 /// Blocks the file system freed are not overwritten (`docs/privacy.md`). Costs one flush and
 /// the rewrite of the files overlapping the ranges: run once per written batch that purged.
 pub fn erase_overwritten<'p>(
@@ -194,10 +195,21 @@ pub fn erase<'p>(
     db.flush_cfs_opt(&handles, &FlushOptions::default())?;
     let mut opts = CompactOptions::default();
     opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
-    for prefix in pending.iter() {
-        let end = prefix_end(prefix);
+    // The prefixes, in order, in at most `ERASE_RANGES_MAX` contiguous groups, each compacted
+    // as one range from its first prefix to the end of its last: a file is rewritten about once
+    // per run however many prefixes wait (a compaction per prefix rewrote the same bottommost
+    // files once for each: minutes for a purge-heavy half minute), and a few prefixes still
+    // compact only what holds them.
+    let sorted: Vec<&Vec<u8>> = pending.iter().collect();
+    for group in sorted.chunks(sorted.len().div_ceil(ERASE_RANGES_MAX).max(1)) {
+        let end = group
+            .iter()
+            .map(|p| prefix_end(p))
+            .try_fold(Vec::new(), |max: Vec<u8>, e| {
+                e.map(|e| if e > max { e } else { max })
+            });
         for h in &handles {
-            db.compact_range_cf_opt(*h, Some(prefix), end.as_deref(), &opts);
+            db.compact_range_cf_opt(*h, Some(group[0].as_slice()), end.as_deref(), &opts);
         }
     }
     pending.clear();
@@ -221,6 +233,9 @@ fn encode_prefixes(pending: &std::collections::BTreeSet<Vec<u8>>) -> Vec<u8> {
     }
     v
 }
+
+/// Range compactions one erasure run makes per column family at most ([`erase`]).
+pub const ERASE_RANGES_MAX: usize = 8;
 
 /// At most one erasure per store per this interval: a purge-heavy stream would otherwise
 /// flush and compact at every batch (the pipeline bench fell to 1% of its rate). Purges in

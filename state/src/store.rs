@@ -66,6 +66,59 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
     Ok(kledger_processors::ids::to_hex(&h.finalize()))
 }
 
+/// SHA-256 of the ledger a state holds, independent of the topic layout: every account's
+/// entries of the digested column families ([`digest`]'s), keyed without their partition, a
+/// head without the offset of its last intent (a position, not history), accounts in id order.
+/// Two states of one ledger on different partition counts (after `kledger repartition`), or
+/// restored from a mirror whose offsets differ, digest alike. Memory: one hash state per
+/// account.
+pub fn ledger_digest(store: &dyn StateStore) -> Result<String, StateError> {
+    let mut accounts: BTreeMap<String, Sha256> = BTreeMap::new();
+    for cf in Cf::ALL
+        .into_iter()
+        .filter(|cf| !Cf::NOT_DIGESTED.contains(cf))
+    {
+        store.for_each(cf, &mut |k, v| {
+            let (_, acct, tail) = crate::keys::split_child(k)
+                .ok_or_else(|| StateError::Corrupt(format!("{} key layout", cf.name())))?;
+            let owned;
+            let v: &[u8] = match cf {
+                Cf::Heads => {
+                    let mut h = crate::keys::parse_head(v)?;
+                    h.intent_offset = -1;
+                    owned = crate::keys::head_value(&h)?;
+                    &owned
+                }
+                Cf::Rows => match hashed_row(v)? {
+                    Some(b) => {
+                        owned = b;
+                        &owned
+                    }
+                    None => v,
+                },
+                _ => v,
+            };
+            let h = match accounts.get_mut(acct) {
+                Some(h) => h,
+                None => accounts.entry(acct.to_owned()).or_default(),
+            };
+            h.update([cf as u8]);
+            h.update((tail.len() as u64).to_be_bytes());
+            h.update(tail);
+            h.update((v.len() as u64).to_be_bytes());
+            h.update(v);
+            Ok(())
+        })?;
+    }
+    let mut h = Sha256::new();
+    for (acct, a) in accounts {
+        h.update((acct.len() as u64).to_be_bytes());
+        h.update(acct.as_bytes());
+        h.update(a.finalize());
+    }
+    Ok(kledger_processors::ids::to_hex(&h.finalize()))
+}
+
 /// A stored row's hashed form when it is sealed (else `None`: counted as stored, as are bytes
 /// that are not a row: the digest reports state, it does not judge it).
 fn hashed_row(v: &[u8]) -> Result<Option<Vec<u8>>, StateError> {

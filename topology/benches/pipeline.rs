@@ -3,22 +3,26 @@
 //! The pass-through is the limit of this pipeline: a consumer group reads the intents in
 //! batches of the same size, produces each record to an output topic with the processor's
 //! producer settings, awaits delivery and commits offsets — everything the processor does
-//! except decide, state and the receipts. Both run 3 times, alternating, on 200k intents
-//! (the generator's realistic mix over 2,000 accounts) in the embedded broker; the bench prints
-//! each rate, the medians and their ratio (goal ≥ 0.7). Both rates run from the first record
-//! read to the commit of the last record's offset, so group joins and restores are not counted
-//! (the processor's window is read off its metrics: see `processor_rate`).
+//! except decide, state and the receipts. On 200k intents (the generator's realistic mix over
+//! 2,000 accounts), 3 runs, alternating: the pass-through, the processor with 2 apply threads
+//! and with 1 (`processor.apply_threads`), and the processor under rules v3; all of it with
+//! the embedded broker in the bench's process (as `kledger run` embeds it) and then in its own
+//! process (`kledger broker`). Prints each rate, the medians and the ratios: processor to
+//! pass-through (goal ≥ 0.8 in both modes), 2 threads to 1 (goal ≥ 1.6 with the broker in its
+//! own process), rules v4 to v3. Every rate runs from the first record read to the commit of
+//! the last record's offset, so group joins and restores are not counted (the processor's
+//! window is read off its metrics: see `processor_rate`).
 //!
-//! Run: `cargo bench -p kledger-topology --bench pipeline` (add `-- 50000` for fewer intents).
+//! Run: `cargo bench -p kledger-topology --bench pipeline` (`-- 50000` for fewer intents,
+//! `-- in-process` or `-- process` for one broker mode).
 
 use std::collections::BTreeMap;
-use std::io::{BufReader, Cursor};
 use std::sync::mpsc::channel;
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
 use kledger_topology::kafka::clients::{DeliveryContext, consumer_config, producer_config};
-use kledger_topology::{kafka::topics, pipeline::publish};
+use kledger_topology::kafka::topics;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
@@ -102,8 +106,12 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
     total as f64 / started.map_or(f64::NAN, |t| t.elapsed().as_secs_f64())
 }
 
-fn main() {
-    kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
+/// Apply thread counts measured, the default (the cores available on the bench's machine) first.
+const THREADS: [usize; 2] = [2, 1];
+
+/// One broker mode: `RUNS` runs, each of the pass-through and the processor with each thread
+/// count and under rules v3, on their own topics; prints each rate, the medians and ratios.
+fn bench(in_process: bool) {
     let Setup {
         rt,
         broker,
@@ -112,88 +120,99 @@ fn main() {
         records,
         text,
         want,
-    } = setup(200_000);
-    let (mut limit, mut ours, mut clear) = (Vec::new(), Vec::new(), Vec::new());
+    } = setup_with(200_000, in_process);
+    let mode = broker.describe();
+    println!("== {mode}");
+    let mut limit = Vec::new();
+    let mut ours: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    let mut clear = Vec::new();
     for run in 0..RUNS {
-        // Each run has its own topics (same intents), so no run reads another's outputs.
         let mut c = base.clone();
-        c.kafka.topic_prefix = format!("bench{run}");
-        rt.block_on(topics::create(
-            &c.kafka.bootstrap_servers,
-            &c.topics(),
-            PARTITIONS,
-            1,
-            c.limits.kafka_message_bytes(),
-        ))
-        .expect("topics");
-        let t = Instant::now();
-        publish::publish(
-            &c,
-            PARTITIONS,
-            &mut BufReader::new(Cursor::new(text.clone())),
-            false,
-        )
-        .expect("publish");
-        eprintln!(
-            "run {run}: published {} intents in {:.1} s",
-            records.len(),
-            t.elapsed().as_secs_f64()
-        );
-        let out = format!("bench{run}.passthrough");
-        let out_topics = kledger_topology::kafka::topics::Topics {
-            intents: out.clone(),
-            ..c.topics()
-        };
-        rt.block_on(topics::create(
-            &c.kafka.bootstrap_servers,
-            &out_topics,
-            PARTITIONS,
-            1,
-            c.limits.kafka_message_bytes(),
-        ))
-        .expect("output topic");
-
-        c.kafka.group_id = format!("bench-pass-{run}");
-        let rate = pass_through(&c, &out, &want);
-        println!("run {run}: pass-through {rate:.0} intents/s");
-        limit.push(rate);
-
-        c.kafka.group_id = format!("bench-kledger-{run}");
-        c.state.dir = dir.path().join(format!("state-{run}"));
-        c.views.dir = dir.path().join(format!("views-{run}"));
-        c.vectors.dir = dir.path().join(format!("vectors-{run}"));
-        // Both rates run from the first record: group join and restore are not throughput.
-        let rate = processor_run(&rt, &c, &want, records.len());
-        println!("run {run}: kledger processor {rate:.0} intents/s");
-        ours.push(rate);
-
-        // The same intents decided under rules v3 (content in the clear, no data keys): what
-        // sealing costs. Its own topics, so it reads none of the run above.
-        let mut v3 = c.clone();
-        v3.kafka.topic_prefix = format!("bench{run}v3");
+        for (i, threads) in THREADS.into_iter().enumerate() {
+            // Each processor run has its own topics (same intents): no run reads another's
+            // outputs.
+            fresh_topics(&rt, &mut c, &format!("bench{run}t{threads}"), &text);
+            if i == 0 {
+                let out = format!("bench{run}.passthrough");
+                let out_topics = kledger_topology::kafka::topics::Topics {
+                    intents: out.clone(),
+                    ..c.topics()
+                };
+                rt.block_on(topics::create(
+                    &c.kafka.bootstrap_servers,
+                    &out_topics,
+                    PARTITIONS,
+                    1,
+                    c.limits.kafka_message_bytes(),
+                ))
+                .expect("output topic");
+                c.kafka.group_id = format!("bench-pass-{run}");
+                let rate = pass_through(&c, &out, &want);
+                println!("run {run}: pass-through {rate:.0} intents/s");
+                limit.push(rate);
+            }
+            c.kafka.group_id = format!("bench-kledger-{run}-{threads}");
+            c.processor.apply_threads = threads;
+            c.state.dir = dir.path().join(format!("state-{run}-{threads}"));
+            c.views.dir = dir.path().join(format!("views-{run}-{threads}"));
+            c.vectors.dir = dir.path().join(format!("vectors-{run}-{threads}"));
+            // Both rates run from the first record: group join and restore are not throughput.
+            let rate = processor_run(&rt, &c, &want, records.len());
+            println!("run {run}: kledger processor, {threads} apply thread(s) {rate:.0} intents/s");
+            ours.entry(threads).or_default().push(rate);
+        }
+        // The same intents decided under rules v3 (content in the clear, no data keys), with
+        // the default threads: what sealing costs.
+        let mut v3 = base.clone();
+        fresh_topics(&rt, &mut v3, &format!("bench{run}v3"), &text);
         v3.kafka.group_id = format!("bench-v3-{run}");
         v3.limits.rules = kledger_topology::config::RulesVersion::V3;
+        v3.processor.apply_threads = THREADS[0];
         v3.state.dir = dir.path().join(format!("state-v3-{run}"));
         v3.views.dir = dir.path().join(format!("views-v3-{run}"));
         v3.vectors.dir = dir.path().join(format!("vectors-v3-{run}"));
-        rt.block_on(topics::create(
-            &v3.kafka.bootstrap_servers,
-            &v3.topics(),
-            PARTITIONS,
-            1,
-            v3.limits.kafka_message_bytes(),
-        ))
-        .expect("topics");
-        publish::publish(
-            &v3,
-            PARTITIONS,
-            &mut BufReader::new(Cursor::new(text.clone())),
-            false,
-        )
-        .expect("publish");
         let rate = processor_run(&rt, &v3, &want, records.len());
         println!("run {run}: kledger processor, rules v3 (not sealed) {rate:.0} intents/s");
         clear.push(rate);
+    }
+    let l = median(limit);
+    let o: BTreeMap<usize, f64> = ours.into_iter().map(|(t, v)| (t, median(v))).collect();
+    let v3 = median(clear);
+    println!(
+        "{mode}: median over {RUNS} runs, {} intents, {PARTITIONS} partitions: pass-through {l:.0}/s",
+        records.len()
+    );
+    for (t, r) in &o {
+        println!(
+            "{mode}: kledger, {t} apply thread(s): {r:.0}/s, ratio to the pass-through {:.2} (goal ≥ 0.80)",
+            r / l
+        );
+    }
+    let (two, one) = (o[&2], o[&1]);
+    println!(
+        "{mode}: 2 apply threads against 1: {:.2} (goal ≥ 1.6 with the broker in its own process)",
+        two / one
+    );
+    println!(
+        "{mode}: sealing (rules v4) against rules v3, 2 apply threads: {two:.0}/s vs {v3:.0}/s, ratio {:.2}",
+        two / v3
+    );
+    drop(rt);
+    broker.stop();
+}
+
+fn main() {
+    kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let modes: &[bool] = if args.iter().any(|a| a == "in-process") {
+        &[true]
+    } else if args.iter().any(|a| a == "process") {
+        &[false]
+    } else {
+        &[true, false]
+    };
+    for in_process in modes {
+        bench(*in_process);
     }
     let text = kledger_topology::metrics::install()
         .expect("metrics")
@@ -204,15 +223,4 @@ fn main() {
     }) {
         println!("  {line}");
     }
-    let (l, o, v3) = (median(limit), median(ours), median(clear));
-    println!(
-        "median over {RUNS} runs, {} intents, {PARTITIONS} partitions: pass-through {l:.0}/s, kledger {o:.0}/s, ratio {:.2} (goal ≥ 0.70)",
-        records.len(),
-        o / l
-    );
-    println!(
-        "sealing (rules v4) against rules v3: {o:.0}/s vs {v3:.0}/s, ratio {:.2}",
-        o / v3
-    );
-    broker.stop();
 }

@@ -12,12 +12,11 @@
 //! naming `views`, `qdrant` or `verify` after `--` runs only those, with the processor run and
 //! the raw read they are measured against).
 
-use std::io::{BufReader, Cursor};
 use std::time::{Duration, Instant};
 
 use kledger_topology::config::Config;
 use kledger_topology::pipeline::rebuild::{ProjectionKind, rebuild};
-use kledger_topology::{kafka::clients, kafka::topics, pipeline::publish, pipeline::replay};
+use kledger_topology::{kafka::clients, pipeline::replay};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
@@ -100,26 +99,11 @@ fn main() {
     let mut commits = 0;
     for run in 0..RUNS {
         let mut c = base.clone();
-        c.kafka.topic_prefix = format!("rebuild{run}");
         c.kafka.group_id = format!("bench-rebuild-{run}");
         c.state.dir = dir.path().join(format!("state-{run}"));
         c.views.dir = dir.path().join(format!("views-{run}"));
         c.vectors.dir = dir.path().join(format!("vectors-{run}"));
-        rt.block_on(topics::create(
-            &c.kafka.bootstrap_servers,
-            &c.topics(),
-            PARTITIONS,
-            1,
-            c.limits.kafka_message_bytes(),
-        ))
-        .expect("topics");
-        publish::publish(
-            &c,
-            PARTITIONS,
-            &mut BufReader::new(Cursor::new(text.clone())),
-            false,
-        )
-        .expect("publish");
+        fresh_topics(&rt, &mut c, &format!("rebuild{run}"), &text);
         // Both rates run from the first record: group join and restore are not throughput.
         let rate = processor_run(&rt, &c, &want, records.len());
         println!("run {run}: live processor {rate:.0} intents/s");

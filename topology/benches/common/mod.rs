@@ -4,6 +4,7 @@
 #![allow(dead_code)]
 
 use std::collections::BTreeMap;
+use std::io::{BufReader, Cursor};
 use std::time::{Duration, Instant};
 
 use kledger_processors::routing::partition_for;
@@ -11,6 +12,7 @@ use kledger_schemas::IntentRecord;
 use kledger_testkit::{GenConfig, Generator};
 use kledger_topology::config::Config;
 use kledger_topology::kafka::embedded::{EmbeddedBroker, free_port};
+use kledger_topology::{kafka::topics, pipeline::publish};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 
@@ -21,8 +23,8 @@ pub(crate) const PARTITIONS: i32 = 12;
 pub(crate) struct Setup {
     /// The runtime the broker and kledger run on.
     pub rt: tokio::runtime::Runtime,
-    /// The embedded broker (memory storage).
-    pub broker: EmbeddedBroker,
+    /// The embedded broker (memory storage), in this process or its own.
+    pub broker: BenchBroker,
     /// Scratch space.
     pub dir: tempfile::TempDir,
     /// A configuration for the broker, with HTTP, views and vectors off.
@@ -35,9 +37,49 @@ pub(crate) struct Setup {
     pub want: BTreeMap<i32, i64>,
 }
 
-/// The embedded broker and `n` generated intents (the generator's realistic mix over 2,000
-/// accounts); `n` is the first numeric argument when given.
+/// The embedded broker (memory storage) a bench runs against.
+pub(crate) enum BenchBroker {
+    /// In the bench's process, on its runtime (as `kledger run` embeds it).
+    InProcess(EmbeddedBroker),
+    /// A `kledger broker` child process: the broker's work off the bench's process, as with
+    /// a broker of one's own.
+    Process(kledger_testkit::kafka::BrokerProcess),
+}
+
+impl BenchBroker {
+    /// Where clients connect.
+    pub(crate) fn bootstrap(&self) -> String {
+        match self {
+            Self::InProcess(b) => b.bootstrap(),
+            Self::Process(b) => b.bootstrap.clone(),
+        }
+    }
+
+    /// Which one, for the bench's output.
+    pub(crate) fn describe(&self) -> &'static str {
+        match self {
+            Self::InProcess(_) => "broker in the bench's process",
+            Self::Process(_) => "broker in its own process",
+        }
+    }
+
+    /// Stops it.
+    pub(crate) fn stop(self) {
+        match self {
+            Self::InProcess(b) => b.stop(),
+            Self::Process(b) => drop(b),
+        }
+    }
+}
+
+/// The embedded broker in this process and `n` generated intents (the generator's realistic
+/// mix over 2,000 accounts); `n` is the first numeric argument when given.
 pub(crate) fn setup(default_n: usize) -> Setup {
+    setup_with(default_n, true)
+}
+
+/// [`setup`], the broker in this process (`in_process`) or in a `kledger broker` child.
+pub(crate) fn setup_with(default_n: usize, in_process: bool) -> Setup {
     let n: usize = std::env::args()
         .skip(1)
         .find_map(|a| a.parse().ok())
@@ -47,13 +89,25 @@ pub(crate) fn setup(default_n: usize) -> Setup {
         .enable_all()
         .build()
         .expect("runtime");
-    let broker = rt
-        .block_on(EmbeddedBroker::start(
-            &format!("127.0.0.1:{}", free_port().expect("port")),
-            "memory://tansu/",
-        ))
-        .expect("broker");
     let dir = tempfile::tempdir().expect("tempdir");
+    let broker = if in_process {
+        BenchBroker::InProcess(
+            rt.block_on(EmbeddedBroker::start(
+                &format!("127.0.0.1:{}", free_port().expect("port")),
+                "memory://tansu/",
+            ))
+            .expect("broker"),
+        )
+    } else {
+        BenchBroker::Process(
+            kledger_testkit::kafka::BrokerProcess::start(
+                std::path::Path::new(env!("CARGO_BIN_EXE_kledger")),
+                dir.path(),
+                "memory://tansu/",
+            )
+            .expect("broker process"),
+        )
+    };
     let mut base = Config::default();
     base.kafka.bootstrap_servers = broker.bootstrap();
     base.kafka.partitions = PARTITIONS;
@@ -101,6 +155,17 @@ pub(crate) fn counts(records: &[IntentRecord]) -> BTreeMap<i32, i64> {
 
 /// Waits until `group` has committed offsets equal to `want` on every partition of `topic`.
 pub(crate) fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &BTreeMap<i32, i64>) {
+    wait_committed_every(bootstrap, group, topic, want, Duration::from_millis(50));
+}
+
+/// [`wait_committed`], asking every `tick`.
+pub(crate) fn wait_committed_every(
+    bootstrap: &str,
+    group: &str,
+    topic: &str,
+    want: &BTreeMap<i32, i64>,
+    tick: Duration,
+) {
     let c: BaseConsumer = rdkafka::ClientConfig::new()
         .set("bootstrap.servers", bootstrap)
         .set("group.id", group)
@@ -121,7 +186,7 @@ pub(crate) fn wait_committed(bootstrap: &str, group: &str, topic: &str, want: &B
                 return;
             }
         }
-        std::thread::sleep(Duration::from_millis(50));
+        std::thread::sleep(tick);
     }
 }
 
@@ -158,9 +223,16 @@ impl Scrape {
 }
 
 /// The processor's rate over the same window as the pass-through's: from the first record read
-/// (the first batch's collect ends and reports how long ago its first record came) to the
-/// offsets of the last record committed. Metrics are sampled every 5 ms.
-pub(crate) fn processor_rate(before: &Scrape, total: usize) -> f64 {
+/// (the first batch's collect ends and reports how long ago its first record came; metrics
+/// sampled every 5 ms until then) to the offsets of the last record committed (the group's
+/// committed offsets, asked every 10 ms: rendering every metric as often would take most of a
+/// core from the processor it measures).
+pub(crate) fn processor_rate(
+    before: &Scrape,
+    c: &Config,
+    want: &BTreeMap<i32, i64>,
+    total: usize,
+) -> f64 {
     let tick = Duration::from_millis(5);
     let started = loop {
         let s = Scrape::now();
@@ -170,10 +242,39 @@ pub(crate) fn processor_rate(before: &Scrape, total: usize) -> f64 {
         }
         std::thread::sleep(tick);
     };
-    while Scrape::now().settled - before.settled < total as f64 {
-        std::thread::sleep(tick);
-    }
+    wait_committed_every(
+        &c.kafka.bootstrap_servers,
+        &c.kafka.group_id,
+        &c.topics().intents,
+        want,
+        Duration::from_millis(10),
+    );
     total as f64 / started.elapsed().as_secs_f64()
+}
+
+/// A fresh set of topics under `prefix` with the intents published on them.
+pub(crate) fn fresh_topics(rt: &tokio::runtime::Runtime, c: &mut Config, prefix: &str, text: &str) {
+    c.kafka.topic_prefix = prefix.to_owned();
+    rt.block_on(topics::create(
+        &c.kafka.bootstrap_servers,
+        &c.topics(),
+        PARTITIONS,
+        1,
+        c.limits.kafka_message_bytes(),
+    ))
+    .expect("topics");
+    let t = Instant::now();
+    publish::publish(
+        c,
+        PARTITIONS,
+        &mut BufReader::new(Cursor::new(text.to_owned())),
+        false,
+    )
+    .expect("publish");
+    eprintln!(
+        "{prefix}: published the intents in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
 }
 
 pub(crate) fn median(mut v: Vec<f64>) -> f64 {
@@ -197,7 +298,7 @@ pub(crate) fn processor_run(
     while !running.status.ready() {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let rate = processor_rate(&before, total);
+    let rate = processor_rate(&before, c, want, total);
     wait_committed(
         &c.kafka.bootstrap_servers,
         &c.kafka.group_id,

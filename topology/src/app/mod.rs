@@ -219,8 +219,20 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
             if config.kafka.create_topics {
                 topics::create_configured(config).await?;
             }
-            let (b, t2) = (bootstrap.clone(), t.clone());
-            tokio::task::spawn_blocking(move || topics::check(&b, &t2)).await?
+            let (b, t2, c) = (bootstrap.clone(), t.clone(), config.clone());
+            tokio::task::spawn_blocking(move || {
+                let n = topics::check(&b, &t2)?;
+                // A ledger `kledger repartition` moved is not run on its old topics.
+                if let Some((prefix, to)) =
+                    crate::pipeline::repartition::moved_to(&c, &t2.keys)?
+                {
+                    anyhow::bail!(
+                        "this ledger moved to topics under {prefix:?} with {to} partitions (kledger repartition): set kafka.topic_prefix = {prefix:?} and kafka.partitions = {to}"
+                    );
+                }
+                Ok(n)
+            })
+            .await?
         };
         match attempt.await {
             Ok(p) => return Ok(p),

@@ -13,6 +13,7 @@ mod mcp;
 mod migrate;
 mod publish;
 mod rebuild;
+mod repartition;
 mod replay;
 mod run;
 mod state;
@@ -74,6 +75,9 @@ enum Command {
     },
     /// Rebuild a projection from the outbox into a new generation, swapped in when caught up.
     Rebuild(rebuild::RebuildArgs),
+    /// Move a stopped ledger to new topics with another partition count, every account's chain
+    /// unchanged.
+    Repartition(repartition::RepartitionArgs),
     /// Migrate legacy memory rows into the ledger.
     Migrate {
         #[command(subcommand)]
@@ -146,6 +150,7 @@ fn run_cli() -> anyhow::Result<()> {
         Command::State { command } => command.run(&config),
         Command::Replay { command } => command.run(&config),
         Command::Rebuild(args) => args.run(&config),
+        Command::Repartition(args) => args.run(&config),
         Command::Migrate { command } => command.run(&config),
     }
 }

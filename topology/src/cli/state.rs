@@ -3,7 +3,7 @@
 use std::path::PathBuf;
 
 use clap::Subcommand;
-use kledger_state::{RocksStore, digest};
+use kledger_state::{RocksStore, digest, ledger_digest};
 
 use crate::config::Config;
 
@@ -15,6 +15,11 @@ pub(crate) enum StateCommand {
         /// State directory (default: the configured one).
         #[arg(long)]
         state: Option<PathBuf>,
+        /// The ledger digest instead: independent of the topic layout (keys without their
+        /// partition, heads without their last intent's offset), so a ledger moved to more
+        /// partitions or restored from a mirror digests as before.
+        #[arg(long)]
+        ledger: bool,
     },
     /// Fill an empty state directory from a checkpoint, or by folding the whole outbox.
     Restore {
@@ -51,10 +56,14 @@ impl StateCommand {
     pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
         let configured = || config.state.dir.clone();
         match self {
-            StateCommand::Digest { state } => {
+            StateCommand::Digest { state, ledger } => {
                 let store =
                     RocksStore::open(&state.unwrap_or_else(configured), &config.state.rocks())?;
-                println!("{}", digest(&store)?);
+                if ledger {
+                    println!("{}", ledger_digest(&store)?);
+                } else {
+                    println!("{}", digest(&store)?);
+                }
             }
             StateCommand::Restore {
                 state,

@@ -336,6 +336,11 @@ impl Config {
             "processor.restore_batch_records must be ≥ 1"
         );
         anyhow::ensure!(
+            self.processor.apply_threads <= sections::APPLY_THREADS_MAX,
+            "processor.apply_threads must be ≤ {} (0: the cores available)",
+            sections::APPLY_THREADS_MAX
+        );
+        anyhow::ensure!(
             (100..=600_000).contains(&self.http.header_timeout_ms)
                 && (100..=600_000).contains(&self.http.body_timeout_ms),
             "http.header_timeout_ms and http.body_timeout_ms must be in 100..=600000"

@@ -323,6 +323,8 @@ pub struct ApiConfig {
     pub waits_max: usize,
     /// Principals by name; each has a bearer token. No principals: every `/v1` call is 401.
     pub principals: BTreeMap<String, PrincipalConfig>,
+    /// The principal `kledger mcp` serves its stdio agent as (a name in `principals`).
+    pub mcp_principal: String,
 }
 
 impl Default for ApiConfig {
@@ -331,6 +333,7 @@ impl Default for ApiConfig {
             exports_max: 2,
             waits_max: 1_024,
             principals: BTreeMap::new(),
+            mcp_principal: String::new(),
         }
     }
 }
@@ -521,6 +524,24 @@ pub struct ProcessorConfig {
     /// where its own records end, and reads into state a data key another writer put there
     /// (an old owner's, after a rebalance), so a purge destroys it too (docs/privacy.md).
     pub keys_check_ms: u64,
+    /// Threads a batch is decided on (split by account, each account on one thread, in order;
+    /// one RocksDB write per batch). 0: the cores available.
+    pub apply_threads: usize,
+}
+
+/// Apply threads at most, whatever `processor.apply_threads` says.
+pub const APPLY_THREADS_MAX: usize = 64;
+
+impl ProcessorConfig {
+    /// The apply threads to run: `apply_threads`, or the cores available when 0, at most
+    /// [`APPLY_THREADS_MAX`].
+    pub fn apply_threads(&self) -> usize {
+        let n = match self.apply_threads {
+            0 => std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            n => n,
+        };
+        n.clamp(1, APPLY_THREADS_MAX)
+    }
 }
 
 impl Default for ProcessorConfig {
@@ -537,6 +558,7 @@ impl Default for ProcessorConfig {
             delivery_timeout_ms: 60_000,
             restore_batch_records: 5_000,
             keys_check_ms: 10_000,
+            apply_threads: 0,
         }
     }
 }

@@ -4,7 +4,7 @@
 //! - [`keys`]: the keys topic (rules v4): the ledger's secret, data keys, opening commits.
 //! - [`project`]: the projections of the outbox (views, vectors) and their one driver.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild`;
-//!   [`stateops`]: restoring a state directory.
+//!   [`repartition`]: `kledger repartition`; [`stateops`]: restoring a state directory.
 //! - [`publish`]: intents from JSON lines to the topic; [`offline`]: `kledger apply`;
 //!   [`replan`]: the demo's extractor, planning again what the processor sent back.
 //! - [`migrate`]: legacy memory rows; [`legacy_vectors`]: legacy vector collections.
@@ -20,6 +20,7 @@ pub mod offline;
 pub mod project;
 pub mod publish;
 pub mod rebuild;
+pub mod repartition;
 pub mod replan;
 pub mod replay;
 pub mod stateops;

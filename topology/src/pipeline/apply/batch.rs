@@ -7,7 +7,7 @@ use kledger_processors::routing::partition_for;
 use kledger_processors::{Code, Reason, RecordMeta};
 use kledger_schemas::avro::{SchemaLookup, decode};
 use kledger_schemas::{Commit, Intent, Outcome};
-use kledger_state::{Applier, StateError, StateRead};
+use kledger_state::{Applier, Layered, StateError, StateRead, WriteSet};
 use rdkafka::message::{Header, Message, OwnedHeaders, OwnedMessage};
 
 use crate::kafka::codec::Codec;
@@ -91,6 +91,21 @@ pub struct PartDecided {
     pub deadletters: BTreeMap<&'static str, u64>,
     /// Intents rejected because their commit is over the record budget.
     pub too_large: u64,
+}
+
+impl PartDecided {
+    /// Adds another group's share of the same partition ([`decide_parallel`]).
+    pub fn absorb(&mut self, other: PartDecided) {
+        self.next_offset = self.next_offset.max(other.next_offset);
+        self.records += other.records;
+        for (o, n) in other.outcomes {
+            *self.outcomes.entry(o).or_insert(0) += n;
+        }
+        for (c, n) in other.deadletters {
+            *self.deadletters.entry(c).or_insert(0) += n;
+        }
+        self.too_large += other.too_large;
+    }
 }
 
 /// The decided batch.
@@ -311,9 +326,9 @@ pub const REFUSED: &str = "record_refused";
 /// record's path (refused, undecodable, misrouted, oversize, decided) in the order it is
 /// checked, each answered in place, so no record can leave without its answer.
 #[allow(clippy::too_many_arguments)] // the batch's context, passed as the runner holds it
-pub fn decide_batch<S: StateRead + ?Sized>(
+pub fn decide_batch<S: StateRead + ?Sized, M: std::borrow::Borrow<OwnedMessage>>(
     applier: &mut Applier<'_, S>,
-    batch: &[OwnedMessage],
+    batch: &[M],
     topics: &Topics,
     partitions: i32,
     codec: &Codec,
@@ -322,6 +337,7 @@ pub fn decide_batch<S: StateRead + ?Sized>(
 ) -> Result<Decided, StateError> {
     let mut d = Decided::default();
     for msg in batch {
+        let msg = msg.borrow();
         let p = msg.partition();
         {
             let part = d.parts.entry(p).or_default();
@@ -399,4 +415,145 @@ pub fn decide_batch<S: StateRead + ?Sized>(
         });
     }
     Ok(d)
+}
+
+/// What deciding a batch needs besides its records and state: where records go, how they are
+/// read and written, the decision's bounds, and the positions answered without deciding.
+#[derive(Debug, Clone, Copy)]
+pub struct DecideContext<'a> {
+    /// The topics.
+    pub topics: &'a Topics,
+    /// The intents topic's partition count (records on another partition are misrouted).
+    pub partitions: i32,
+    /// Reads intents, writes commits and receipts.
+    pub codec: &'a Codec,
+    /// The decision's bounds, with the ledger's secret.
+    pub limits: kledger_processors::Limits,
+    /// The record budget.
+    pub record_bytes_max: usize,
+    /// Positions whose answer the broker refused for good.
+    pub refused: &'a Refused,
+}
+
+/// Splits a batch into at most `threads` groups by account (the murmur2 hash of the record key:
+/// every record of an account, and so of its state, in one group), each group in batch order,
+/// so each account's order is kept. A batch of one partition splits too: the reader hands the
+/// processor long runs of one partition. Deterministic; empty groups are dropped.
+pub fn split_by_account(batch: &[OwnedMessage], threads: usize) -> Vec<Vec<&OwnedMessage>> {
+    let groups = threads.max(1);
+    let mut out: Vec<Vec<&OwnedMessage>> = vec![Vec::new(); groups];
+    for m in batch {
+        let g = partition_for(m.key().unwrap_or_default(), groups as i32) as usize;
+        out[g].push(m);
+    }
+    out.retain(|g| !g.is_empty());
+    out
+}
+
+/// Decides `batch` against `base` plus `below` (the writes of a batch not yet durable) on at
+/// most `threads` threads: the batch is split by account ([`split_by_account`]), each group
+/// decided by its own [`Applier`] on its own thread (the calling thread takes the first).
+/// Accounts are independent — a decision reads and writes only its account's keys — so the
+/// result is the one a single thread gives: the records to produce are put back in batch
+/// order (each input record's answers where one thread puts them, so every outbox partition
+/// holds what replay verify re-decides, in the same order), each partition's share is summed
+/// over the groups, and the groups' writes are one write set (a partition's read positions,
+/// which several groups raise, keep the highest), made durable as one RocksDB write batch
+/// with the batch's positions.
+pub fn decide_parallel<S: StateRead + Sync + ?Sized>(
+    base: &S,
+    below: &WriteSet,
+    batch: &[OwnedMessage],
+    threads: usize,
+    cx: DecideContext<'_>,
+) -> Result<(Decided, WriteSet), StateError> {
+    let layered = Layered::new(base, below);
+    let group = |records: &[&OwnedMessage]| -> Result<(Decided, WriteSet), StateError> {
+        let mut applier = Applier::new(&layered, cx.limits);
+        let d = decide_batch(
+            &mut applier,
+            records,
+            cx.topics,
+            cx.partitions,
+            cx.codec,
+            cx.record_bytes_max,
+            cx.refused,
+        )?;
+        Ok((d, applier.into_writes()))
+    };
+    let groups = split_by_account(batch, threads);
+    let results: Vec<Result<(Decided, WriteSet), StateError>> = match groups.as_slice() {
+        [] => return Ok(Default::default()),
+        [_] => return group(&batch.iter().collect::<Vec<_>>()),
+        [first, rest @ ..] => std::thread::scope(|s| {
+            let handles: Vec<_> = rest
+                .iter()
+                .map(|g| {
+                    let h = std::thread::Builder::new()
+                        .name("kledger-apply-worker".into())
+                        .spawn_scoped(s, || group(g));
+                    (g, h)
+                })
+                .collect();
+            let mut results = vec![group(first)];
+            for (g, h) in handles {
+                results.push(match h {
+                    // A worker that panicked panics the apply thread, as a panic in a
+                    // single-threaded decide would.
+                    Ok(h) => h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)),
+                    // No thread to be had: the group is decided here.
+                    Err(_) => group(g),
+                });
+            }
+            results
+        }),
+    };
+    merge(batch, results)
+}
+
+/// The groups' results as one ([`decide_parallel`]).
+fn merge(
+    batch: &[OwnedMessage],
+    results: Vec<Result<(Decided, WriteSet), StateError>>,
+) -> Result<(Decided, WriteSet), StateError> {
+    let mut decided = Decided::default();
+    let mut writes = WriteSet::default();
+    let mut positions: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
+    for r in results {
+        let (d, w) = r?;
+        decided.keys.extend(d.keys);
+        decided.out.extend(d.out);
+        for (p, share) in d.parts {
+            decided.parts.entry(p).or_default().absorb(share);
+        }
+        for (cf, k, v) in w.iter() {
+            if let (kledger_state::Cf::Meta, Some(v)) = (cf, v) {
+                let keep = positions
+                    .get(k)
+                    .is_none_or(|have| position(v) > position(have));
+                if keep {
+                    positions.insert(k.to_vec(), v.to_vec());
+                }
+            }
+        }
+        writes.extend(w);
+    }
+    for (k, v) in positions {
+        writes.put(kledger_state::Cf::Meta, k, v);
+    }
+    // Batch order: each input record's answers in the order its group made them.
+    let index: BTreeMap<(i32, i64), usize> = batch
+        .iter()
+        .enumerate()
+        .map(|(i, m)| ((m.partition(), m.offset()), i))
+        .collect();
+    let at = |o: &Outgoing| o.source.and_then(|s| index.get(&s).copied());
+    decided.keys.sort_by_key(at);
+    decided.out.sort_by_key(at);
+    Ok((decided, writes))
+}
+
+/// A read position's value (8 bytes, big-endian), for keeping the highest.
+fn position(v: &[u8]) -> i64 {
+    <[u8; 8]>::try_from(v).map_or(i64::MIN, i64::from_be_bytes)
 }

@@ -16,14 +16,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use kledger_state::{Applier, Layered, StateRead, StateStore, WriteSet, keys};
+use kledger_state::{StateRead, StateStore, WriteSet, keys};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
 use rdkafka::producer::Producer;
 use rdkafka::types::RDKafkaErrorCode;
 
-use super::batch::{Decided, PartDecided, RefusedAt, decide_batch};
+use super::batch::{DecideContext, Decided, PartDecided, RefusedAt, decide_parallel};
 use super::delivery::{Failure, Sent, await_delivery, send};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
@@ -100,16 +100,20 @@ impl Processor {
             );
         }
         let empty = WriteSet::default();
-        let layered = Layered::new(self.store.as_ref(), below.unwrap_or(&empty));
-        let mut applier = Applier::new(&layered, self.limits);
-        let decided = decide_batch(
-            &mut applier,
+        let cx = DecideContext {
+            topics: &self.topics,
+            partitions: self.partitions,
+            codec: self.codec.as_ref(),
+            limits: self.limits,
+            record_bytes_max: self.config.limits.record_bytes_max,
+            refused: &self.refused,
+        };
+        let (decided, writes) = decide_parallel(
+            self.store.as_ref(),
+            below.unwrap_or(&empty),
             batch,
-            &self.topics,
-            self.partitions,
-            self.codec.as_ref(),
-            self.config.limits.record_bytes_max,
-            &self.refused,
+            self.apply_threads,
+            cx,
         )
         .map_err(|e| match e {
             // A read that failed can be tried again; bytes that do not decode cannot.
@@ -121,7 +125,6 @@ impl Processor {
             }
             e => BatchError::Fatal(anyhow::Error::new(e).context("deciding a batch")),
         })?;
-        let writes = applier.into_writes();
         phase("decide", t);
         Ok((decided, writes))
     }

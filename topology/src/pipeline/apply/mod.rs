@@ -121,6 +121,8 @@ pub struct Processor {
     keys_checked: Option<Instant>,
     /// After a failed catch-up of the keys topic, not before this.
     keys_retry_at: Option<Instant>,
+    /// Threads a batch's partitions are decided on ([`batch::decide_parallel`]).
+    apply_threads: usize,
 }
 
 impl std::fmt::Debug for Processor {
@@ -169,6 +171,11 @@ impl Processor {
         )?;
         let (producer, deliveries) = new_producer(&config)?;
         let (restore_tx, restores) = channel();
+        let apply_threads = config.processor.apply_threads();
+        tracing::info!(
+            apply_threads,
+            "processor: batches decided on {apply_threads} thread(s)"
+        );
         Ok(Self {
             config,
             topics,
@@ -197,6 +204,7 @@ impl Processor {
             shred_due: true,
             keys_checked: None,
             keys_retry_at: None,
+            apply_threads,
         })
     }
 
