@@ -44,17 +44,8 @@ pub fn digest(store: &dyn StateStore) -> Result<String, StateError> {
         .filter(|cf| !Cf::NOT_DIGESTED.contains(cf))
     {
         store.for_each(cf, &mut |k, v| {
-            let hashed;
-            let v = match cf {
-                Cf::Rows => match hashed_row(v)? {
-                    Some(b) => {
-                        hashed = b;
-                        hashed.as_slice()
-                    }
-                    None => v,
-                },
-                _ => v,
-            };
+            let v = digested(cf, v)?;
+            let v = v.as_ref();
             h.update([cf as u8]);
             h.update((k.len() as u64).to_be_bytes());
             h.update(k);
@@ -81,23 +72,15 @@ pub fn ledger_digest(store: &dyn StateStore) -> Result<String, StateError> {
         store.for_each(cf, &mut |k, v| {
             let (_, acct, tail) = crate::keys::split_child(k)
                 .ok_or_else(|| StateError::Corrupt(format!("{} key layout", cf.name())))?;
-            let owned;
-            let v: &[u8] = match cf {
+            let v = match cf {
                 Cf::Heads => {
                     let mut h = crate::keys::parse_head(v)?;
                     h.intent_offset = -1;
-                    owned = crate::keys::head_value(&h)?;
-                    &owned
+                    std::borrow::Cow::Owned(crate::keys::head_value(&h)?)
                 }
-                Cf::Rows => match hashed_row(v)? {
-                    Some(b) => {
-                        owned = b;
-                        &owned
-                    }
-                    None => v,
-                },
-                _ => v,
+                _ => digested(cf, v)?,
             };
+            let v = v.as_ref();
             let h = match accounts.get_mut(acct) {
                 Some(h) => h,
                 None => accounts.entry(acct.to_owned()).or_default(),
@@ -117,6 +100,16 @@ pub fn ledger_digest(store: &dyn StateStore) -> Result<String, StateError> {
         h.update(a.finalize());
     }
     Ok(kledger_processors::ids::to_hex(&h.finalize()))
+}
+
+/// A value as the digests hash it: a sealed row in its hashed form, anything else as stored.
+fn digested(cf: Cf, v: &[u8]) -> Result<std::borrow::Cow<'_, [u8]>, StateError> {
+    if cf == Cf::Rows
+        && let Some(b) = hashed_row(v)?
+    {
+        return Ok(std::borrow::Cow::Owned(b));
+    }
+    Ok(std::borrow::Cow::Borrowed(v))
 }
 
 /// A stored row's hashed form when it is sealed (else `None`: counted as stored, as are bytes

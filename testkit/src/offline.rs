@@ -5,10 +5,12 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use kledger_state::ViewStore;
+use kledger_schemas::Commit;
+use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
 use kledger_topology::generations::Live;
 use kledger_topology::serve::api::Api;
+use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
 use kledger_topology::vector::{SearchIndex, VectorGen};
 
 /// An [`Api`] over `views` and `vectors`, with `config`, for a ledger of `partitions`; the
@@ -49,4 +51,31 @@ pub fn api(
         receipts: Arc::default(),
         state: None,
     })
+}
+
+/// Empty projections under `dir` for the ledger of `commits` (a [`crate::Ledger`]'s, on
+/// `partitions`): a view store and a vector generation (the embedded engine with the hashing
+/// embedder of 64 dimensions), each with the data keys of those commits in its key cache,
+/// so either can fold them.
+pub fn projections(
+    dir: &Path,
+    commits: &[Commit],
+    partitions: i32,
+) -> anyhow::Result<(ViewStore, VectorGen)> {
+    let views = ViewStore::open(&dir.join("views"), 8 << 20)?;
+    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(64));
+    let index = kledger_topology::vector::edge::EdgeIndex::open(
+        &dir.join("index"),
+        &kledger_processors::payload::collection_name("text", 64, 1),
+        64,
+    )?;
+    let g = VectorGen {
+        index: Arc::new(index),
+        embedder,
+        marks: Some(MarkStore::open(&dir.join("marks"))?),
+    };
+    let keys = crate::ledger::key_records(commits, partitions);
+    kledger_state::KeyCache::add(&views, &keys)?;
+    kledger_state::KeyCache::add(g.marks()?, &keys)?;
+    Ok((views, g))
 }

@@ -6,24 +6,20 @@
 //! exactly what the simple model in `kledger_testkit::bitemporal` says.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 
 use kledger_processors::access::Principal;
 use kledger_processors::render;
 use kledger_schemas::*;
-use kledger_state::{MarkStore, ViewStore};
 use kledger_testkit::bitemporal::Model;
 use kledger_testkit::build::{
     amend, close, document, fact, intent, plan, purge, slotted, third_party,
 };
-use kledger_testkit::ledger::{Ledger, key_records};
+use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::read::{
     ProfileParams, TimelineParams, entity_timeline, profile_answer, read_playbook,
 };
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
-use kledger_topology::vector::VectorGen;
-use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
 
 const A: &str = "t_acme/user/u_bitemporal";
 const T0: i64 = 1_767_225_600_000;
@@ -191,22 +187,9 @@ fn every_read_answers_as_the_model_at_every_effective_and_record_time() {
 
     // The sinks fold the whole outbox.
     let dir = tempfile::tempdir().unwrap();
-    let views = ViewStore::open(&dir.path().join("views"), 8 << 20).unwrap();
-    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(64));
-    let index = kledger_topology::vector::edge::EdgeIndex::open(
-        &dir.path().join("index"),
-        &kledger_processors::payload::collection_name("text", 64, 1),
-        64,
-    )
-    .unwrap();
-    let g = VectorGen {
-        index: Arc::new(index),
-        embedder: embedder.clone(),
-        marks: Some(MarkStore::open(&dir.path().join("marks")).unwrap()),
-    };
-    let keys = key_records(&s.ledger.commits, PARTITIONS);
-    kledger_state::KeyCache::add(&views, &keys).unwrap();
-    kledger_state::KeyCache::add(g.marks().unwrap(), &keys).unwrap();
+    let (views, g) =
+        kledger_testkit::offline::projections(dir.path(), &s.ledger.commits, PARTITIONS).unwrap();
+    let embedder = g.embedder.clone();
     let positioned = kledger_testkit::kafka::positioned(&s.ledger.commits, |c| c.intent_partition);
     let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
     kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())

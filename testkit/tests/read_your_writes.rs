@@ -4,21 +4,17 @@
 //! positions when they have not. Here the sinks are driven by hand: "stopped" is a commit not
 //! folded yet, "running" is a fold that happens while the read waits.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use kledger_processors::access::Principal;
 use kledger_schemas::*;
-use kledger_state::{MarkStore, ViewStore};
 use kledger_testkit::build::{fact, intent};
-use kledger_testkit::ledger::{Ledger, key_records};
+use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::pipeline::project::OutboxCommit;
 use kledger_topology::serve::api::Api;
 use kledger_topology::serve::api::read::{ProfileParams, profile_answer};
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
-use kledger_topology::vector::VectorGen;
-use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
 
 const A: &str = "t_acme/user/u_ryw";
 const T0: i64 = 1_767_225_600_000;
@@ -101,22 +97,7 @@ fn a_read_waits_for_its_write_or_answers_not_caught_up() {
         assert_eq!(d.receipt.commit_seq, Some(n as i64 + 1));
     }
     let dir = tempfile::tempdir().unwrap();
-    let views = ViewStore::open(&dir.path().join("views"), 8 << 20).unwrap();
-    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(64));
-    let index = kledger_topology::vector::edge::EdgeIndex::open(
-        &dir.path().join("index"),
-        &kledger_processors::payload::collection_name("text", 64, 1),
-        64,
-    )
-    .unwrap();
-    let g = VectorGen {
-        index: Arc::new(index),
-        embedder,
-        marks: Some(MarkStore::open(&dir.path().join("marks")).unwrap()),
-    };
-    let keys = key_records(&ledger.commits, 4);
-    kledger_state::KeyCache::add(&views, &keys).unwrap();
-    kledger_state::KeyCache::add(g.marks().unwrap(), &keys).unwrap();
+    let (views, g) = kledger_testkit::offline::projections(dir.path(), &ledger.commits, 4).unwrap();
     let api =
         kledger_testkit::offline::api(dir.path(), Config::default(), 4, views, Some(g)).unwrap();
     let positioned = kledger_testkit::kafka::positioned(&ledger.commits, |c| c.intent_partition);

@@ -196,8 +196,6 @@ pub(crate) struct Scrape {
     /// Batches collected, and the seconds from each one's first record to its end.
     collects: f64,
     collect_seconds: f64,
-    /// Records in batches that are durable with their offsets committed.
-    settled: f64,
 }
 
 impl Scrape {
@@ -214,7 +212,6 @@ impl Scrape {
             match name {
                 "kledger_batch_phase_seconds_count{phase=\"collect\"}" => s.collects = v,
                 "kledger_batch_phase_seconds_sum{phase=\"collect\"}" => s.collect_seconds = v,
-                "kledger_batch_records_sum" => s.settled = v,
                 _ => {}
             }
         }

@@ -271,7 +271,7 @@ pub fn repartition(
     // Intents whose answer the broker refused for good were never decided into the ledger.
     let refused = crate::pipeline::replay::refused_intents(config, &old, from)?;
     let mut w = Writer::new(config)?;
-    copy_keys(config, &old, &new, to, &mut w, &mut report)?;
+    copy_keys(config, &old, &new, (from, to), &mut w, &mut report)?;
     // Every account's last commit on the old outbox: (seq, head hash).
     let mut heads: BTreeMap<String, (i64, String)> = BTreeMap::new();
     let intent_starts = starts(config, &old.intents, from)?;
@@ -329,15 +329,15 @@ fn copy_keys(
     config: &Config,
     old: &Topics,
     new: &Topics,
-    to: i32,
+    (from, to): (i32, i32),
     w: &mut Writer,
     report: &mut Report,
 ) -> anyhow::Result<()> {
     let mut secrets: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
     // Latest value per record key, as compaction keeps it.
     let mut live: BTreeMap<Vec<u8>, Option<Vec<u8>>> = BTreeMap::new();
-    let from = starts(config, &old.keys, topics::check(&config.bootstrap(), old)?)?;
-    read_to_end(config, &old.keys, "repartition", &from, &mut |batch| {
+    let starts = starts(config, &old.keys, from)?;
+    read_to_end(config, &old.keys, "repartition", &starts, &mut |batch| {
         for m in batch {
             let Some(k) = m.key() else { continue };
             if k.starts_with(SECRET_RECORD_PREFIX) {

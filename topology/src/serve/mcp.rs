@@ -278,18 +278,23 @@ impl McpServer {
         asked.or_else(|| self.tokens.get(&(p.account_id(), account)))
     }
 
-    /// Runs `f` on a blocking thread with the call's principal.
-    async fn call<T: serde::Serialize + Send + 'static>(
+    /// A read: runs `f` on a blocking thread with the call's principal and the
+    /// `min_commit_seq` it waits for ([`McpServer::min_seq`]), the principal resolved once.
+    async fn read<T: serde::Serialize + Send + 'static>(
         &self,
-        parts: Option<&Parts>,
-        f: impl FnOnce(&Api, &Principal) -> Result<T, ApiError> + Send + 'static,
+        ctx: &RequestContext<RoleServer>,
+        account: Option<&str>,
+        asked: Option<i64>,
+        f: impl FnOnce(&Api, &Principal, Option<i64>) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let parts = ctx.extensions.get::<Parts>();
         let p = match self.principal(parts) {
             Ok(p) => p,
             Err(e) => return Ok(error_result(&e)),
         };
+        let min = self.min_seq(&p, account, asked);
         let api = self.api.clone();
-        answer(blocking(move || f(&api, &p)).await)
+        answer(blocking(move || f(&api, &p, min)).await)
     }
 }
 
@@ -303,12 +308,8 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let parts = ctx.extensions.get::<Parts>().cloned();
-        let p = self.principal(parts.as_ref()).ok();
-        let min = p
-            .as_ref()
-            .and_then(|p| self.min_seq(p, a.account.as_deref(), a.min_commit_seq));
-        self.call(parts.as_ref(), move |api, p| {
+        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
             super::api::search::search_knowledge(
                 api,
                 p,
@@ -335,12 +336,8 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<PlaybookArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let parts = ctx.extensions.get::<Parts>().cloned();
-        let min = self
-            .principal(parts.as_ref())
-            .ok()
-            .and_then(|p| self.min_seq(&p, a.account.as_deref(), a.min_commit_seq));
-        self.call(parts.as_ref(), move |api, p| {
+        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
             super::api::read::read_playbook(
                 api,
                 p,
@@ -365,12 +362,8 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<TimelineArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let parts = ctx.extensions.get::<Parts>().cloned();
-        let min = self
-            .principal(parts.as_ref())
-            .ok()
-            .and_then(|p| self.min_seq(&p, a.account.as_deref(), a.min_commit_seq));
-        self.call(parts.as_ref(), move |api, p| {
+        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
             super::api::read::entity_timeline(
                 api,
                 p,
@@ -398,12 +391,8 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<ProfileArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let parts = ctx.extensions.get::<Parts>().cloned();
-        let min = self
-            .principal(parts.as_ref())
-            .ok()
-            .and_then(|p| self.min_seq(&p, a.account.as_deref(), a.min_commit_seq));
-        self.call(parts.as_ref(), move |api, p| {
+        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
             super::api::read::profile_answer(
                 api,
                 p,
