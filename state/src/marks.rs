@@ -17,8 +17,8 @@ use crate::rocks::{OpenAs, Tuning, open_db};
 /// The marks store, and the vector sink's copy of the data keys ([`crate::keycache`]).
 #[derive(Debug)]
 pub struct MarkStore {
-    db: DB,
-    erasures: crate::rocks::Erasures,
+    db: std::sync::Arc<DB>,
+    erasures: std::sync::Arc<crate::rocks::Erasures>,
 }
 
 const CFS: [&str; 4] = ["accounts", "positions", KEY_CFS[0], KEY_CFS[1]];
@@ -28,6 +28,12 @@ fn i64_of(v: &[u8]) -> Result<i64, StateError> {
         .try_into()
         .map_err(|_| StateError::Corrupt("mark value size".into()))?;
     Ok(i64::from_be_bytes(b))
+}
+
+impl Drop for MarkStore {
+    fn drop(&mut self) {
+        self.erasures.join_running();
+    }
 }
 
 impl MarkStore {
@@ -44,7 +50,10 @@ impl MarkStore {
         };
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
         let erasures = crate::rocks::Erasures::load(&db)?;
-        Ok(Self { db, erasures })
+        Ok(Self {
+            db: std::sync::Arc::new(db),
+            erasures,
+        })
     }
 
     fn cf(&self, name: &str) -> Result<&rocksdb::ColumnFamily, StateError> {

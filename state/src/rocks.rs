@@ -1,7 +1,9 @@
 //! The RocksDB store.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 
 use rocksdb::checkpoint::Checkpoint;
 use rocksdb::{
@@ -56,10 +58,10 @@ pub struct RocksSizes {
 /// State in RocksDB, one column family per [`Cf`].
 #[derive(Debug)]
 pub struct RocksStore {
-    db: DB,
+    db: Arc<DB>,
     path: PathBuf,
     wal: bool,
-    erasures: Erasures,
+    erasures: Arc<Erasures>,
 }
 
 /// How one of kledger's RocksDB databases is sized; everything else is the same for all of
@@ -148,43 +150,104 @@ pub fn open_db(
 /// bottommost level, which rewrites the files holding those keys without the versions below the
 /// newest (each file about once); the rewritten files are deleted.
 /// Blocks the file system freed are not overwritten (`docs/privacy.md`). Costs one flush and
-/// the rewrite of the files overlapping the ranges: run once per written batch that purged.
+/// the rewrite of the files overlapping the ranges, on a thread of its own, at most once per
+/// [`ERASE_INTERVAL`].
 pub fn erase_overwritten<'p>(
-    db: &DB,
+    db: &Arc<DB>,
     cfs: &[&str],
     prefixes: impl IntoIterator<Item = &'p [u8]>,
-    done: &Erasures,
+    done: &Arc<Erasures>,
 ) -> Result<(), StateError> {
     erase(db, cfs, prefixes, done, false)
 }
 
-/// [`erase_overwritten`]; with `now`, the erasures waiting run whatever the interval (a clean
-/// stop runs them: `docs/privacy.md`).
+/// [`erase_overwritten`]; with `now`, the erasures waiting run whatever the interval, on the
+/// calling thread, after any run in progress (a clean stop runs them: `docs/privacy.md`).
+/// Otherwise a run that is due is started on its own thread and the call returns: a run
+/// compacts a large part of the store, and the writer (the processor's apply thread) must not
+/// wait for it. Writes go on meanwhile; a prefix added during a run waits for the next.
 pub fn erase<'p>(
-    db: &DB,
+    db: &Arc<DB>,
     cfs: &[&str],
     prefixes: impl IntoIterator<Item = &'p [u8]>,
-    done: &Erasures,
+    done: &Arc<Erasures>,
     now: bool,
 ) -> Result<(), StateError> {
-    let mut pending = done
-        .pending
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let before = pending.len();
-    pending.extend(prefixes.into_iter().map(<[u8]>::to_vec));
-    let mut last = done
-        .last
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if pending.is_empty() || (!now && last.is_some_and(|t| t.elapsed() < ERASE_INTERVAL)) {
-        if pending.len() > before {
-            // Kept with the data, so a stop before the run does not forget it.
-            db.put(ERASE_PENDING_KEY, encode_prefixes(&pending))?;
-        }
+    let mut pending = done.lock_pending();
+    let before = pending.waiting.len();
+    pending
+        .waiting
+        .extend(prefixes.into_iter().map(<[u8]>::to_vec));
+    if pending.waiting.len() > before {
+        // Kept with the data, so a stop before the run does not forget it.
+        db.put(ERASE_PENDING_KEY, pending.encode())?;
+    }
+    if now {
+        drop(pending);
+        done.join_running();
+        pending = done.lock_pending();
+    } else if pending.running.is_some()
+        || pending.last.is_some_and(|t| t.elapsed() < ERASE_INTERVAL)
+    {
         return Ok(());
     }
+    if pending.waiting.is_empty() {
+        return Ok(());
+    }
+    let run = std::mem::take(&mut pending.waiting);
+    pending.running = Some(run.clone());
+    drop(pending);
+    let cfs: Vec<String> = cfs.iter().map(|c| (*c).to_owned()).collect();
+    if now {
+        return run_erasure(db, &cfs, run, done);
+    }
+    let (db, erasures) = (Arc::clone(db), Arc::clone(done));
+    let handle = std::thread::Builder::new()
+        .name("kledger-erase".into())
+        .spawn(move || {
+            if let Err(e) = run_erasure(&db, &cfs, run, &erasures) {
+                tracing::error!(error = %e, "erasing purged values failed; retried at the next run");
+            }
+        })
+        .map_err(|e| StateError::Corrupt(format!("starting the erasure thread: {e}")))?;
+    *done
+        .handle
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(handle);
+    Ok(())
+}
+
+/// One erasure run over the prefixes `run` ([`erase`]): flush, then compact. On failure the
+/// prefixes wait again.
+fn run_erasure(
+    db: &DB,
+    cfs: &[String],
+    run: BTreeSet<Vec<u8>>,
+    done: &Erasures,
+) -> Result<(), StateError> {
     let started = std::time::Instant::now();
+    let result = flush_and_compact(db, cfs, &run);
+    let mut pending = done.lock_pending();
+    pending.running = None;
+    pending.last = Some(std::time::Instant::now());
+    if result.is_err() {
+        pending.waiting.extend(run);
+    }
+    if pending.waiting.is_empty() {
+        db.delete(ERASE_PENDING_KEY)?;
+    } else {
+        db.put(ERASE_PENDING_KEY, pending.encode())?;
+    }
+    drop(pending);
+    result?;
+    done.count.fetch_add(1, Ordering::Relaxed);
+    done.nanos
+        .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+    Ok(())
+}
+
+/// Flushes every memtable of `cfs`, then compacts the prefixes `run` to the bottommost level.
+fn flush_and_compact(db: &DB, cfs: &[String], run: &BTreeSet<Vec<u8>>) -> Result<(), StateError> {
     let handles: Vec<&rocksdb::ColumnFamily> = cfs
         .iter()
         .map(|name| {
@@ -192,7 +255,16 @@ pub fn erase<'p>(
                 .ok_or_else(|| StateError::Corrupt(format!("column family {name} missing")))
         })
         .collect::<Result<_, _>>()?;
-    db.flush_cfs_opt(&handles, &FlushOptions::default())?;
+    // The default column family too: it holds the record of the erasures waiting
+    // (`ERASE_PENDING_KEY`), and a write-ahead log file is deleted only once every column
+    // family's memtable over it is flushed.
+    let mut flushed = handles.clone();
+    if !cfs.iter().any(|c| c == rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+        && let Some(d) = db.cf_handle(rocksdb::DEFAULT_COLUMN_FAMILY_NAME)
+    {
+        flushed.push(d);
+    }
+    db.flush_cfs_opt(&flushed, &FlushOptions::default())?;
     let mut opts = CompactOptions::default();
     opts.set_bottommost_level_compaction(BottommostLevelCompaction::Force);
     // The prefixes, in order, in at most `ERASE_RANGES_MAX` contiguous groups, each compacted
@@ -200,7 +272,7 @@ pub fn erase<'p>(
     // per run however many prefixes wait (a compaction per prefix rewrote the same bottommost
     // files once for each: minutes for a purge-heavy half minute), and a few prefixes still
     // compact only what holds them.
-    let sorted: Vec<&Vec<u8>> = pending.iter().collect();
+    let sorted: Vec<&Vec<u8>> = run.iter().collect();
     for group in sorted.chunks(sorted.len().div_ceil(ERASE_RANGES_MAX).max(1)) {
         let end = group
             .iter()
@@ -212,12 +284,6 @@ pub fn erase<'p>(
             db.compact_range_cf_opt(*h, Some(group[0].as_slice()), end.as_deref(), &opts);
         }
     }
-    pending.clear();
-    db.delete(ERASE_PENDING_KEY)?;
-    *last = Some(std::time::Instant::now());
-    done.count.fetch_add(1, Ordering::Relaxed);
-    done.nanos
-        .fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
     Ok(())
 }
 
@@ -225,7 +291,7 @@ pub fn erase<'p>(
 /// erasure waits for its run: a store opened again runs them first ([`Erasures::load`]).
 const ERASE_PENDING_KEY: &[u8] = b"kledger.erase_pending";
 
-fn encode_prefixes(pending: &std::collections::BTreeSet<Vec<u8>>) -> Vec<u8> {
+fn encode_prefixes<'a>(pending: impl IntoIterator<Item = &'a Vec<u8>>) -> Vec<u8> {
     let mut v = Vec::new();
     for p in pending {
         v.extend_from_slice(&(p.len() as u32).to_be_bytes());
@@ -242,45 +308,86 @@ pub const ERASE_RANGES_MAX: usize = 8;
 /// between wait for the next run, which the next write or [`RocksStore::erase_due`] makes.
 pub const ERASE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
-/// A store's erasures: the prefixes waiting for the next run, when the last ran, and how many
-/// runs there were and their time (for metrics).
+/// A store's erasures: the prefixes waiting for the next run, those of the run in progress,
+/// when the last ran, and how many runs there were and their time (for metrics). A store waits
+/// for the run in progress when it is dropped ([`Erasures::join_running`]), so a store reopened
+/// at once finds its files free.
 #[derive(Debug, Default)]
 pub struct Erasures {
     count: AtomicU64,
     nanos: AtomicU64,
-    pending: std::sync::Mutex<std::collections::BTreeSet<Vec<u8>>>,
-    last: std::sync::Mutex<Option<std::time::Instant>>,
+    pending: Mutex<Pending>,
+    handle: Mutex<Option<std::thread::JoinHandle<()>>>,
+}
+
+/// [`Erasures`]' prefixes and times.
+#[derive(Debug, Default)]
+struct Pending {
+    waiting: BTreeSet<Vec<u8>>,
+    running: Option<BTreeSet<Vec<u8>>>,
+    last: Option<std::time::Instant>,
+}
+
+impl Pending {
+    /// Every prefix not yet erased, as kept with the data.
+    fn encode(&self) -> Vec<u8> {
+        encode_prefixes(self.waiting.iter().chain(self.running.iter().flatten()))
+    }
 }
 
 impl Erasures {
     /// The erasures a store left waiting when it last stopped (the next write or
     /// `erase_due` runs them: its first run is not held back by the interval).
-    pub fn load(db: &DB) -> Result<Self, StateError> {
+    pub fn load(db: &DB) -> Result<Arc<Self>, StateError> {
         let e = Self::default();
         if let Some(v) = db.get(ERASE_PENDING_KEY)? {
-            let mut pending = e
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            let mut pending = e.lock_pending();
             let mut at = 0;
             while at + 4 <= v.len() {
                 let n = u32::from_be_bytes([v[at], v[at + 1], v[at + 2], v[at + 3]]) as usize;
                 let Some(p) = v.get(at + 4..at + 4 + n) else {
                     break;
                 };
-                pending.insert(p.to_vec());
+                pending.waiting.insert(p.to_vec());
                 at += 4 + n;
             }
         }
-        Ok(e)
+        Ok(Arc::new(e))
+    }
+
+    fn lock_pending(&self) -> std::sync::MutexGuard<'_, Pending> {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Waits for the run in progress, if any (a store waits for it when it is dropped; a
+    /// test waits for it to look at the files).
+    pub fn join_running(&self) {
+        let handle = self
+            .handle
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(h) = handle {
+            if h.join().is_err() {
+                // A run that panicked erased nothing for sure: its prefixes wait again (they
+                // are still recorded with the data).
+                let mut pending = self.lock_pending();
+                if let Some(run) = pending.running.take() {
+                    pending.waiting.extend(run);
+                }
+            }
+        }
     }
 
     /// Whether an erasure of keys under `prefix` is waiting for its run.
     pub fn is_pending(&self, prefix: &[u8]) -> bool {
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+        let pending = self.lock_pending();
+        pending
+            .waiting
             .iter()
+            .chain(pending.running.iter().flatten())
             .any(|p| prefix.starts_with(p) || p.starts_with(prefix))
     }
 
@@ -321,7 +428,7 @@ impl RocksStore {
         let db = open_db(path, &names, &tuning, OpenAs::Primary)?;
         let erasures = Erasures::load(&db)?;
         Ok(Self {
-            db,
+            db: Arc::new(db),
             path: path.to_owned(),
             wal: config.wal,
             erasures,
@@ -402,6 +509,12 @@ impl RocksStore {
     }
 }
 
+impl Drop for RocksStore {
+    fn drop(&mut self) {
+        self.erasures.join_running();
+    }
+}
+
 impl StateRead for RocksStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
         Ok(self.db.get_cf(self.cf(cf)?, key)?)
@@ -458,5 +571,71 @@ impl StateStore for RocksStore {
             f(&k, &v)?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::{StateStore, WriteSet};
+
+    /// Every file under `dir` holding `needle`.
+    fn files_holding(dir: &Path, needle: &[u8]) -> Vec<PathBuf> {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| {
+                std::fs::read(p).is_ok_and(|b| b.windows(needle.len()).any(|w| w == needle))
+            })
+            .collect()
+    }
+
+    /// Writes `value` under `key`, then overwrites it and asks for the old bytes' erasure.
+    fn write_then_purge(store: &RocksStore, key: &[u8], value: &[u8]) {
+        let mut w = WriteSet::default();
+        w.put(Cf::Rows, key.to_vec(), value.to_vec());
+        store.write(&w).unwrap();
+        store.flush().unwrap();
+        let mut w = WriteSet::default();
+        w.put(Cf::Rows, key.to_vec(), b"tombstone".to_vec());
+        w.erase_overwritten(key.to_vec());
+        store.write(&w).unwrap();
+    }
+
+    /// The first purge's erasure starts at once on its own thread; one within the interval
+    /// waits (recorded with the data) until `erase_now`, which a clean stop calls; a store
+    /// dropped mid-run waits for the run, so it opens again at once.
+    #[test]
+    fn erasure_runs_off_the_writer_within_its_bounds() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = RocksConfig {
+            wal: true,
+            ..RocksConfig::default()
+        };
+        let store = RocksStore::open(dir.path(), &config).unwrap();
+        write_then_purge(&store, b"k1", b"FIRST-SECRET-VALUE");
+        store.erasures().join_running();
+        assert_eq!(store.erasures().totals().0, 1);
+        assert!(!store.erasures().is_pending(b"k1"));
+        assert!(files_holding(dir.path(), b"FIRST-SECRET-VALUE").is_empty());
+
+        write_then_purge(&store, b"k2", b"SECOND-SECRET-VALUE");
+        store.erasures().join_running();
+        assert!(store.erasures().is_pending(b"k2"), "within the interval");
+        assert!(!files_holding(dir.path(), b"SECOND-SECRET-VALUE").is_empty());
+        drop(store);
+        // Reopened, the waiting erasure is remembered and its first run is not held back.
+        let store = RocksStore::open(dir.path(), &config).unwrap();
+        assert!(store.erasures().is_pending(b"k2"));
+        store.erase_now().unwrap();
+        assert!(!store.erasures().is_pending(b"k2"));
+        assert!(files_holding(dir.path(), b"SECOND-SECRET-VALUE").is_empty());
+
+        write_then_purge(&store, b"k3", b"THIRD-SECRET-VALUE");
+        // Dropped with the run perhaps in progress: the drop waits for it.
+        drop(store);
+        let store = RocksStore::open(dir.path(), &config).unwrap();
+        store.erase_now().unwrap();
+        assert!(files_holding(dir.path(), b"THIRD-SECRET-VALUE").is_empty());
     }
 }

@@ -248,8 +248,14 @@ fn parse_mark(v: &[u8]) -> Result<AccountMark, StateError> {
 /// The view store.
 #[derive(Debug)]
 pub struct ViewStore {
-    db: DB,
-    erasures: crate::rocks::Erasures,
+    db: std::sync::Arc<DB>,
+    erasures: std::sync::Arc<crate::rocks::Erasures>,
+}
+
+impl Drop for ViewStore {
+    fn drop(&mut self) {
+        self.erasures.join_running();
+    }
 }
 
 impl ViewStore {
@@ -268,7 +274,10 @@ impl ViewStore {
         let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
         let erasures = crate::rocks::Erasures::load(&db)?;
-        Ok(Self { db, erasures })
+        Ok(Self {
+            db: std::sync::Arc::new(db),
+            erasures,
+        })
     }
 
     /// Opens the store at `primary` read-only as a RocksDB secondary instance (its own files
@@ -282,7 +291,12 @@ impl ViewStore {
         // A secondary keeps every file it may read open.
         let tuning = Self::tuning(cache_bytes, MEMTABLE_BYTES_DEFAULT, -1);
         Ok(Self {
-            db: open_db(primary, &CFS, &tuning, OpenAs::Secondary(secondary))?,
+            db: std::sync::Arc::new(open_db(
+                primary,
+                &CFS,
+                &tuning,
+                OpenAs::Secondary(secondary),
+            )?),
             erasures: Default::default(),
         })
     }

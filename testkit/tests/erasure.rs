@@ -84,6 +84,10 @@ impl Stores {
                 .unwrap();
         }
         self.views.write(batch).unwrap();
+        // A write that purged starts an erasure run on a thread of its own (the first at
+        // once; later ones at most every `ERASE_INTERVAL`): wait for it.
+        self.state.erasures().join_running();
+        self.views.erasures().join_running();
         commits
     }
 
