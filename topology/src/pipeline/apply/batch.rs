@@ -435,19 +435,29 @@ pub struct DecideContext<'a> {
     pub refused: &'a Refused,
 }
 
-/// Splits a batch into at most `threads` groups by account (the murmur2 hash of the record key:
-/// every record of an account, and so of its state, in one group), each group in batch order,
-/// so each account's order is kept. A batch of one partition splits too: the reader hands the
+/// Splits a batch into at most `threads` groups by account (a hash of the record key: every
+/// record of an account, and so of its state, in one group), each group in batch order, so
+/// each account's order is kept. A batch of one partition splits too: the reader hands the
 /// processor long runs of one partition. Deterministic; empty groups are dropped.
 pub fn split_by_account(batch: &[OwnedMessage], threads: usize) -> Vec<Vec<&OwnedMessage>> {
-    let groups = threads.max(1);
-    let mut out: Vec<Vec<&OwnedMessage>> = vec![Vec::new(); groups];
+    let groups = threads.max(1) as u64;
+    let mut out: Vec<Vec<&OwnedMessage>> = vec![Vec::new(); groups as usize];
     for m in batch {
-        let g = partition_for(m.key().unwrap_or_default(), groups as i32) as usize;
+        let g = (group_hash(m.key().unwrap_or_default()) % groups) as usize;
         out[g].push(m);
     }
     out.retain(|g| !g.is_empty());
     out
+}
+
+/// The hash [`split_by_account`] groups by: FNV-1a (64 bits), not the partitioner's murmur2.
+/// The keys of one partition share `murmur2 % partitions`, so with a thread count dividing the
+/// partition count, `murmur2 % threads` put a whole partition, and so a whole batch of it, in
+/// one group: one thread decided while the others waited.
+fn group_hash(key: &[u8]) -> u64 {
+    key.iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// Decides `batch` against `base` plus `below` (the writes of a batch not yet durable) on at
@@ -556,4 +566,47 @@ fn merge(
 /// A read position's value (8 bytes, big-endian), for keeping the highest.
 fn position(v: &[u8]) -> i64 {
     <[u8; 8]>::try_from(v).map_or(i64::MIN, i64::from_be_bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rdkafka::Timestamp;
+
+    /// The records of one partition — which is what the reader hands the processor in long
+    /// runs — spread over every thread, whatever the thread count divides the partition count.
+    #[test]
+    fn one_partitions_records_split_over_every_thread() {
+        const PARTITIONS: i32 = 12;
+        let batch: Vec<OwnedMessage> = (0..5_000)
+            .map(|i| format!("account-{i}"))
+            .filter(|a| partition_for(a.as_bytes(), PARTITIONS) == 4)
+            .enumerate()
+            .map(|(o, a)| {
+                OwnedMessage::new(
+                    None,
+                    Some(a.into_bytes()),
+                    "intents".into(),
+                    Timestamp::NotAvailable,
+                    4,
+                    o as i64,
+                    None,
+                )
+            })
+            .collect();
+        assert!(batch.len() > 300);
+        for threads in [2, 3, 4, 6] {
+            let groups = split_by_account(&batch, threads);
+            assert_eq!(groups.len(), threads);
+            let fair = batch.len() / threads;
+            for g in &groups {
+                assert!(
+                    g.len() > fair * 3 / 4,
+                    "{threads} threads: {} of {}",
+                    g.len(),
+                    batch.len()
+                );
+            }
+        }
+    }
 }
