@@ -14,7 +14,10 @@
 //! window is read off its metrics: see `processor_rate`).
 //!
 //! Run: `cargo bench -p kledger-topology --bench pipeline` (`-- 50000` for fewer intents,
-//! `-- in-process` or `-- process` for one broker mode).
+//! `-- in-process` or `-- process` for one broker mode). `-- decide` measures the apply
+//! thread's decide and state write alone, without a broker: the same intents in batches of one
+//! partition (as the reader hands them), decided by `decide_parallel` against RocksDB with each
+//! thread count, each batch's writes then written.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::channel;
@@ -201,9 +204,91 @@ fn bench(in_process: bool) {
     broker.stop();
 }
 
+/// Decide and state write alone (`-- decide`): intents per second for each thread count,
+/// median of `RUNS`, and the ratio of 2 threads to 1.
+fn decide_only(n: usize) {
+    use kledger_topology::kafka::codec::Codec;
+    use kledger_topology::kafka::topics::Topics;
+    use kledger_topology::pipeline::apply::batch::{DecideContext, decide_parallel};
+    use rdkafka::message::OwnedMessage;
+
+    let records: Vec<kledger_schemas::IntentRecord> =
+        kledger_testkit::Generator::new(kledger_testkit::GenConfig {
+            seed: 99,
+            accounts: 2_000,
+            ..kledger_testkit::GenConfig::default()
+        })
+        .take(n)
+        .collect();
+    // The defaults, or what `KLEDGER_*` variables set (`KLEDGER_STATE__BLOCK_CACHE_BYTES`).
+    let config = Config::load(None, std::env::vars()).expect("config");
+    let topics = Topics::new("bench");
+    // Each partition's records in order, then cut into batches of one partition.
+    let mut by_partition: BTreeMap<i32, Vec<OwnedMessage>> = BTreeMap::new();
+    for r in &records {
+        let p =
+            kledger_processors::routing::partition_for(r.intent.account_id.as_bytes(), PARTITIONS);
+        let list = by_partition.entry(p).or_default();
+        list.push(OwnedMessage::new(
+            Some(kledger_schemas::avro::encode_single_object(&r.intent)),
+            Some(r.intent.account_id.clone().into_bytes()),
+            topics.intents.clone(),
+            rdkafka::Timestamp::CreateTime(r.timestamp),
+            p,
+            list.len() as i64,
+            None,
+        ));
+    }
+    let max = config.processor.batch.records_max;
+    let mut batches: Vec<&[OwnedMessage]> = Vec::new();
+    let mut cursors: Vec<std::slice::Chunks<'_, OwnedMessage>> =
+        by_partition.values().map(|v| v.chunks(max)).collect();
+    while !cursors.is_empty() {
+        cursors.retain_mut(|c| c.next().map(|b| batches.push(b)).is_some());
+    }
+    let codec = Codec::single_object();
+    let refused = Default::default();
+    let cx = DecideContext {
+        topics: &topics,
+        partitions: PARTITIONS,
+        codec: &codec,
+        limits: config.limits.decide(Default::default()),
+        record_bytes_max: config.limits.record_bytes_max,
+        refused: &refused,
+    };
+    let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
+    for _ in 0..RUNS {
+        for threads in THREADS {
+            let dir = tempfile::tempdir().expect("dir");
+            let store =
+                kledger_state::RocksStore::open(dir.path(), &config.state.rocks()).expect("store");
+            let t = Instant::now();
+            for batch in &batches {
+                let (_, writes) = decide_parallel(&store, &Default::default(), batch, threads, cx)
+                    .expect("decide");
+                kledger_state::StateStore::write(&store, &writes).expect("write");
+            }
+            let rate = records.len() as f64 / t.elapsed().as_secs_f64();
+            println!("decide and write, {threads} thread(s): {rate:.0} intents/s");
+            rates.entry(threads).or_default().push(rate);
+        }
+    }
+    let (two, one) = (median(rates[&2].clone()), median(rates[&1].clone()));
+    println!(
+        "decide and write, median of {RUNS}, {} batches: 1 thread {one:.0}/s, 2 threads {two:.0}/s, 2 against 1: {:.2}",
+        batches.len(),
+        two / one
+    );
+}
+
 fn main() {
     kledger_topology::memory::disable_transparent_huge_pages().expect("THP off");
     let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "decide") {
+        let n = args.iter().find_map(|a| a.parse().ok()).unwrap_or(200_000);
+        decide_only(n);
+        return;
+    }
     let modes: &[bool] = if args.iter().any(|a| a == "in-process") {
         &[true]
     } else if args.iter().any(|a| a == "process") {

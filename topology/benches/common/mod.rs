@@ -191,11 +191,13 @@ pub(crate) fn wait_committed_every(
 }
 
 /// What the processor's metrics say so far (they accumulate over runs).
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub(crate) struct Scrape {
     /// Batches collected, and the seconds from each one's first record to its end.
     collects: f64,
     collect_seconds: f64,
+    /// Seconds spent in each phase of a batch, by phase.
+    phases: BTreeMap<String, f64>,
 }
 
 impl Scrape {
@@ -214,8 +216,23 @@ impl Scrape {
                 "kledger_batch_phase_seconds_sum{phase=\"collect\"}" => s.collect_seconds = v,
                 _ => {}
             }
+            if let Some(phase) = name
+                .strip_prefix("kledger_batch_phase_seconds_sum{phase=\"")
+                .and_then(|p| p.strip_suffix("\"}"))
+            {
+                s.phases.insert(phase.to_owned(), v);
+            }
         }
         s
+    }
+
+    /// The seconds each phase took since `before`, for the run's line.
+    pub(crate) fn phases_since(&self, before: &Self) -> String {
+        self.phases
+            .iter()
+            .map(|(p, v)| format!("{p} {:.2}", v - before.phases.get(p).unwrap_or(&0.0)))
+            .collect::<Vec<_>>()
+            .join(", ")
     }
 }
 
@@ -303,5 +320,9 @@ pub(crate) fn processor_run(
         want,
     );
     rt.block_on(running.stop()).expect("stop");
+    eprintln!(
+        "  seconds by batch phase: {}",
+        Scrape::now().phases_since(&before)
+    );
     rate
 }
