@@ -369,14 +369,14 @@ impl Erasures {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .take();
-        if let Some(h) = handle {
-            if h.join().is_err() {
-                // A run that panicked erased nothing for sure: its prefixes wait again (they
-                // are still recorded with the data).
-                let mut pending = self.lock_pending();
-                if let Some(run) = pending.running.take() {
-                    pending.waiting.extend(run);
-                }
+        if let Some(h) = handle
+            && h.join().is_err()
+        {
+            // A run that panicked erased nothing for sure: its prefixes wait again (they are
+            // still recorded with the data).
+            let mut pending = self.lock_pending();
+            if let Some(run) = pending.running.take() {
+                pending.waiting.extend(run);
             }
         }
     }
