@@ -76,6 +76,33 @@ fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     })
 }
 
+thread_local! {
+    /// The last secret's HMAC key schedule on this thread ([`keyed_mac`]).
+    static KEYED: std::cell::RefCell<Option<([u8; 32], Hmac<Sha256>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// An HMAC-SHA256 keyed with `secret`. The key schedule (two SHA-256 blocks: a quarter or more
+/// of a short field list's cost, and a decision makes several) is made once per thread and
+/// secret, then cloned; the digest is the same.
+fn keyed_mac(secret: &LedgerSecret) -> Hmac<Sha256> {
+    let fresh = || {
+        <Hmac<Sha256> as KeyInit>::new_from_slice(&secret.0)
+            .expect("HMAC takes a key of any length")
+    };
+    KEYED.with(|k| match k.try_borrow_mut() {
+        Ok(mut k) => match &*k {
+            Some((s, m)) if *s == secret.0 => m.clone(),
+            _ => {
+                let m = fresh();
+                *k = Some((secret.0, m.clone()));
+                m
+            }
+        },
+        Err(_) => fresh(),
+    })
+}
+
 /// The ledger's secret (rules v4): the HMAC key of memory ids, content hashes, intent digests
 /// and content MACs, so that none of them confirms a guess of a text without it. One per
 /// ledger, made once and kept on the keys topic; it never leaves kledger's own records.
@@ -152,8 +179,7 @@ impl FieldHasher {
 
     /// The HMAC-SHA256 of the fields under `secret`.
     pub fn finish_keyed(self, secret: &LedgerSecret) -> [u8; 32] {
-        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret.0)
-            .expect("HMAC takes a key of any length");
+        let mut m = keyed_mac(secret);
         m.update(&self.0);
         m.finalize().into_bytes().into()
     }
@@ -452,6 +478,29 @@ mod uuid_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The cached key schedule gives the HMAC a fresh one gives, whichever secret came last.
+    #[test]
+    fn keyed_digests_match_a_fresh_hmac_as_the_secret_changes() {
+        let fresh = |secret: &LedgerSecret, fields: &[u8]| -> [u8; 32] {
+            let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(&secret.0).unwrap();
+            m.update(fields);
+            m.finalize().into_bytes().into()
+        };
+        let (a, b) = (LedgerSecret([1; 32]), LedgerSecret([2; 32]));
+        for (secret, text) in [(&a, "one"), (&b, "two"), (&a, "three"), (&a, "three")] {
+            let mut h = FieldHasher::new("test");
+            h.str(text);
+            let fields = h.0.clone();
+            assert_eq!(h.finish_keyed(secret), fresh(secret, &fields), "{text}");
+        }
+        let mut h = FieldHasher::new("test");
+        h.str("one");
+        assert_ne!(
+            h.finish_keyed(&b),
+            fresh(&a, &FieldHasher::new("test").str("one").0)
+        );
+    }
 
     #[test]
     fn ulid_round_trips_and_sorts_by_time() {
