@@ -90,16 +90,13 @@ fn keyed_mac(secret: &LedgerSecret) -> Hmac<Sha256> {
         <Hmac<Sha256> as KeyInit>::new_from_slice(&secret.0)
             .expect("HMAC takes a key of any length")
     };
-    KEYED.with(|k| match k.try_borrow_mut() {
-        Ok(mut k) => match &*k {
-            Some((s, m)) if *s == secret.0 => m.clone(),
-            _ => {
-                let m = fresh();
-                *k = Some((secret.0, m.clone()));
-                m
-            }
-        },
-        Err(_) => fresh(),
+    KEYED.with_borrow_mut(|k| match k {
+        Some((s, m)) if *s == secret.0 => m.clone(),
+        _ => {
+            let m = fresh();
+            *k = Some((secret.0, m.clone()));
+            m
+        }
     })
 }
 

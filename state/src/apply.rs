@@ -104,8 +104,8 @@ pub trait KeySource {
 }
 
 /// Random data keys and key ids from the thread's generator (`rand::rng()`: ChaCha12 seeded,
-/// and reseeded, from the operating system's generator). One system call per key took a
-/// fifth of the apply thread's time.
+/// and reseeded, from the operating system's generator). One system call per key was 7 of 41
+/// stack samples of the apply thread.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RandomKeys;
 

@@ -7,18 +7,17 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use rocksdb::{DB, WriteBatch};
+use rocksdb::WriteBatch;
 
 use crate::StateError;
 use crate::keycache::{self, KEY_CFS, KeyCache, KeyRecord, KeyState};
 use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
-use crate::rocks::{OpenAs, Tuning, open_db};
+use crate::rocks::{ErasingDb, OpenAs, Tuning, open_db};
 
 /// The marks store, and the vector sink's copy of the data keys ([`crate::keycache`]).
 #[derive(Debug)]
 pub struct MarkStore {
-    db: std::sync::Arc<DB>,
-    erasures: std::sync::Arc<crate::rocks::Erasures>,
+    db: ErasingDb,
 }
 
 const CFS: [&str; 4] = ["accounts", "positions", KEY_CFS[0], KEY_CFS[1]];
@@ -28,12 +27,6 @@ fn i64_of(v: &[u8]) -> Result<i64, StateError> {
         .try_into()
         .map_err(|_| StateError::Corrupt("mark value size".into()))?;
     Ok(i64::from_be_bytes(b))
-}
-
-impl Drop for MarkStore {
-    fn drop(&mut self) {
-        self.erasures.join_running();
-    }
 }
 
 impl MarkStore {
@@ -49,10 +42,8 @@ impl MarkStore {
             memtable_blooms: false,
         };
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
-        let erasures = crate::rocks::Erasures::load(&db)?;
         Ok(Self {
-            db: std::sync::Arc::new(db),
-            erasures,
+            db: ErasingDb::new(db)?,
         })
     }
 
@@ -107,12 +98,8 @@ impl MarkStore {
             .iter()
             .map(|(acct, _)| keycache::entry(acct, ""))
             .collect();
-        crate::rocks::erase_overwritten(
-            &self.db,
-            &CFS,
-            prefixes.iter().map(Vec::as_slice),
-            &self.erasures,
-        )?;
+        self.db
+            .erase(&CFS, prefixes.iter().map(Vec::as_slice), false)?;
         Ok(())
     }
 }
@@ -121,12 +108,12 @@ impl MarkStore {
     /// Runs the erasure of destroyed keys waiting for it: when
     /// [`crate::rocks::ERASE_INTERVAL`] has passed since the last run, or at once with `now`.
     pub fn erase_due(&self, now: bool) -> Result<(), StateError> {
-        crate::rocks::erase(&self.db, &CFS, std::iter::empty(), &self.erasures, now)
+        self.db.erase(&CFS, std::iter::empty(), now)
     }
 
     /// The erasures of destroyed keys this store ran.
     pub fn erasures(&self) -> &crate::rocks::Erasures {
-        &self.erasures
+        self.db.erasures()
     }
 }
 

@@ -58,10 +58,9 @@ pub struct RocksSizes {
 /// State in RocksDB, one column family per [`Cf`].
 #[derive(Debug)]
 pub struct RocksStore {
-    db: Arc<DB>,
+    db: ErasingDb,
     path: PathBuf,
     wal: bool,
-    erasures: Arc<Erasures>,
 }
 
 /// How one of kledger's RocksDB databases is sized; everything else is the same for all of
@@ -113,7 +112,7 @@ pub fn open_db(
         table.set_pin_l0_filter_and_index_blocks_in_cache(true);
         cf_opts.set_block_based_table_factory(&table);
     }
-    // No block compression: a purge's erasure (`erase_overwritten`) is then checkable by
+    // No block compression: a purge's erasure (`ErasingDb::erase`) is then checkable by
     // anyone with `grep` over the files, as the erasure tests do; the values are small Avro
     // rows that compress little.
     cf_opts.set_compression_type(DBCompressionType::None);
@@ -143,30 +142,80 @@ pub fn open_db(
     })
 }
 
-/// Leaves no older version of any key under `prefixes` in the files of `db` (column families
-/// `cfs`): what a purge overwrote or deleted. Flushes every memtable (so the write-ahead log
-/// files holding the old values become obsolete and are deleted), then compacts the range of
-/// each group of prefixes ([`ERASE_RANGES_MAX`] at most) in every column family down to the
-/// bottommost level, which rewrites the files holding those keys without the versions below the
-/// newest (each file about once); the rewritten files are deleted.
-/// Blocks the file system freed are not overwritten (`docs/privacy.md`). Costs one flush and
-/// the rewrite of the files overlapping the ranges, on a thread of its own, at most once per
-/// [`ERASE_INTERVAL`].
-pub fn erase_overwritten<'p>(
-    db: &Arc<DB>,
-    cfs: &[&str],
-    prefixes: impl IntoIterator<Item = &'p [u8]>,
-    done: &Arc<Erasures>,
-) -> Result<(), StateError> {
-    erase(db, cfs, prefixes, done, false)
+/// A database with its erasures: the handle each of kledger's RocksDB stores keeps (the state,
+/// view and marks stores), dereferencing to the database. Dropping it waits for an erasure run
+/// in progress (the run holds the database too), so a store reopened at once finds its files
+/// free.
+#[derive(Debug)]
+pub(crate) struct ErasingDb {
+    db: Arc<DB>,
+    erasures: Arc<Erasures>,
 }
 
-/// [`erase_overwritten`]; with `now`, the erasures waiting run whatever the interval, on the
-/// calling thread, after any run in progress (a clean stop runs them: `docs/privacy.md`).
-/// Otherwise a run that is due is started on its own thread and the call returns: a run
-/// compacts a large part of the store, and the writer (the processor's apply thread) must not
-/// wait for it. Writes go on meanwhile; a prefix added during a run waits for the next.
-pub fn erase<'p>(
+impl ErasingDb {
+    /// `db` with the erasures it left waiting when it last stopped ([`Erasures::load`]).
+    pub(crate) fn new(db: DB) -> Result<Self, StateError> {
+        let erasures = Erasures::load(&db)?;
+        Ok(Self {
+            db: Arc::new(db),
+            erasures,
+        })
+    }
+
+    /// `db` read-only (a secondary instance): it erases nothing.
+    pub(crate) fn read_only(db: DB) -> Self {
+        Self {
+            db: Arc::new(db),
+            erasures: Arc::default(),
+        }
+    }
+
+    /// The erasures this database ran and has waiting.
+    pub(crate) fn erasures(&self) -> &Erasures {
+        &self.erasures
+    }
+
+    /// Leaves no older version of any key under `prefixes` in the files (column families
+    /// `cfs`): what a purge overwrote or deleted. The prefixes join those waiting; a run
+    /// flushes every memtable (so the write-ahead log files holding the old values become
+    /// obsolete and are deleted), then compacts the range of each group of prefixes
+    /// ([`ERASE_RANGES_MAX`] at most) in every column family down to the bottommost level,
+    /// which rewrites the files holding those keys without the versions below the newest (each
+    /// file about once); the rewritten files are deleted. Blocks the file system freed are not
+    /// overwritten (`docs/privacy.md`).
+    ///
+    /// With `now`, every erasure waiting runs whatever the interval, on the calling thread,
+    /// after any run in progress (a clean stop runs them: `docs/privacy.md`). Otherwise a run
+    /// that is due (the first at once, then at most once per [`ERASE_INTERVAL`]) is started on
+    /// its own thread and the call returns: a run compacts a large part of the store, and the
+    /// writer (the processor's apply thread) must not wait for it. Writes go on meanwhile; a
+    /// prefix added during a run waits for the next.
+    pub(crate) fn erase<'p>(
+        &self,
+        cfs: &[&str],
+        prefixes: impl IntoIterator<Item = &'p [u8]>,
+        now: bool,
+    ) -> Result<(), StateError> {
+        erase(&self.db, cfs, prefixes, &self.erasures, now)
+    }
+}
+
+impl std::ops::Deref for ErasingDb {
+    type Target = DB;
+
+    fn deref(&self) -> &DB {
+        &self.db
+    }
+}
+
+impl Drop for ErasingDb {
+    fn drop(&mut self) {
+        self.erasures.join_running();
+    }
+}
+
+/// [`ErasingDb::erase`].
+fn erase<'p>(
     db: &Arc<DB>,
     cfs: &[&str],
     prefixes: impl IntoIterator<Item = &'p [u8]>,
@@ -425,13 +474,11 @@ impl RocksStore {
             memtable_blooms: true,
         };
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        let db = open_db(path, &names, &tuning, OpenAs::Primary)?;
-        let erasures = Erasures::load(&db)?;
+        let db = ErasingDb::new(open_db(path, &names, &tuning, OpenAs::Primary)?)?;
         Ok(Self {
-            db: Arc::new(db),
+            db,
             path: path.to_owned(),
             wal: config.wal,
-            erasures,
         })
     }
 
@@ -440,22 +487,22 @@ impl RocksStore {
         &self.path
     }
 
-    /// The purges' erasures of overwritten values this store ran ([`erase_overwritten`]).
+    /// The purges' erasures of overwritten values this store ran ([`ErasingDb::erase`]).
     pub fn erasures(&self) -> &Erasures {
-        &self.erasures
+        self.db.erasures()
     }
 
     /// Runs the erasure of purges that are waiting for it, if [`ERASE_INTERVAL`] has passed
     /// since the last run (the processor calls it every few seconds).
     pub fn erase_due(&self) -> Result<(), StateError> {
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        erase(&self.db, &names, std::iter::empty(), &self.erasures, false)
+        self.db.erase(&names, std::iter::empty(), false)
     }
 
     /// Runs the erasure of purges that are waiting for it now (a clean stop).
     pub fn erase_now(&self) -> Result<(), StateError> {
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        erase(&self.db, &names, std::iter::empty(), &self.erasures, true)
+        self.db.erase(&names, std::iter::empty(), true)
     }
 
     fn cf(&self, cf: Cf) -> Result<&rocksdb::ColumnFamily, StateError> {
@@ -509,12 +556,6 @@ impl RocksStore {
     }
 }
 
-impl Drop for RocksStore {
-    fn drop(&mut self) {
-        self.erasures.join_running();
-    }
-}
-
 impl StateRead for RocksStore {
     fn get(&self, cf: Cf, key: &[u8]) -> Result<Option<Vec<u8>>, StateError> {
         Ok(self.db.get_cf(self.cf(cf)?, key)?)
@@ -548,7 +589,7 @@ impl StateStore for RocksStore {
         }
         self.write_batch(batch)?;
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        erase_overwritten(&self.db, &names, writes.erased(), &self.erasures)?;
+        self.db.erase(&names, writes.erased(), false)?;
         Ok(())
     }
 

@@ -30,13 +30,13 @@ use std::path::Path;
 
 use kledger_schemas::avro::{AvroCodec, Reader};
 use kledger_schemas::{Change, Commit, Row, Status, SubjectScope};
-use rocksdb::{DB, IteratorMode, WriteBatch};
+use rocksdb::{IteratorMode, WriteBatch};
 use sha2::{Digest, Sha256};
 
 use crate::StateError;
 use crate::keycache::{self, KeyCache, KeyRecord, KeyState};
 use crate::progress::{Checkpoint, decode_next, encode_next, partition_key};
-use crate::rocks::{OpenAs, Tuning, open_db};
+use crate::rocks::{ErasingDb, OpenAs, Tuning, open_db};
 use crate::store::Visit;
 
 /// Default bound on the view store's memtables, all column families together.
@@ -248,14 +248,7 @@ fn parse_mark(v: &[u8]) -> Result<AccountMark, StateError> {
 /// The view store.
 #[derive(Debug)]
 pub struct ViewStore {
-    db: std::sync::Arc<DB>,
-    erasures: std::sync::Arc<crate::rocks::Erasures>,
-}
-
-impl Drop for ViewStore {
-    fn drop(&mut self) {
-        self.erasures.join_running();
-    }
+    db: ErasingDb,
 }
 
 impl ViewStore {
@@ -273,10 +266,8 @@ impl ViewStore {
     ) -> Result<Self, StateError> {
         let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
-        let erasures = crate::rocks::Erasures::load(&db)?;
         Ok(Self {
-            db: std::sync::Arc::new(db),
-            erasures,
+            db: ErasingDb::new(db)?,
         })
     }
 
@@ -291,13 +282,12 @@ impl ViewStore {
         // A secondary keeps every file it may read open.
         let tuning = Self::tuning(cache_bytes, MEMTABLE_BYTES_DEFAULT, -1);
         Ok(Self {
-            db: std::sync::Arc::new(open_db(
+            db: ErasingDb::read_only(open_db(
                 primary,
                 &CFS,
                 &tuning,
                 OpenAs::Secondary(secondary),
             )?),
-            erasures: Default::default(),
         })
     }
 
@@ -325,13 +315,13 @@ impl ViewStore {
 
     /// The purges' erasures of overwritten values this store ran.
     pub fn erasures(&self) -> &crate::rocks::Erasures {
-        &self.erasures
+        self.db.erasures()
     }
 
     /// Runs the erasure of purges waiting for it: when [`crate::rocks::ERASE_INTERVAL`] has
     /// passed since the last run, or at once with `now` (a clean stop).
     pub fn erase_due(&self, now: bool) -> Result<(), StateError> {
-        crate::rocks::erase(&self.db, &CFS, std::iter::empty(), &self.erasures, now)
+        self.db.erase(&CFS, std::iter::empty(), now)
     }
 
     fn purge_by_key(&self, k: &[u8]) -> Result<Option<PurgeMark>, StateError> {
@@ -381,7 +371,7 @@ impl ViewStore {
 
     /// Whether an erasure of `account`'s overwritten values waits for its run.
     pub fn erasure_pending(&self, account: &str) -> bool {
-        self.erasures.is_pending(&account_prefix(account))
+        self.db.erasures().is_pending(&account_prefix(account))
     }
 
     /// The mark of `account` (default when nothing was folded).
@@ -527,12 +517,8 @@ impl ViewStore {
                 .put_cf(meta, partition_key(p), encode_next(next));
         }
         self.db.write(batch.batch)?;
-        crate::rocks::erase_overwritten(
-            &self.db,
-            &CFS,
-            batch.erase.iter().map(Vec::as_slice),
-            &self.erasures,
-        )?;
+        self.db
+            .erase(&CFS, batch.erase.iter().map(Vec::as_slice), false)?;
         Ok(())
     }
 
