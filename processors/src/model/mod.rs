@@ -7,6 +7,7 @@
 //! May not touch: files, threads (the runner splits batches over its threads), the network.
 
 pub mod bert;
+mod gemm;
 mod safetensors;
 pub mod wordpiece;
 
