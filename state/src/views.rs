@@ -615,6 +615,24 @@ impl ViewStore {
         }
     }
 
+    /// Rows `memory_ids` of `account` as they stand (opened), in the same order: one batched
+    /// read instead of a point read each (search hydrates its candidates so).
+    pub fn rows_of(
+        &self,
+        account: &str,
+        memory_ids: &[&str],
+    ) -> Result<Vec<Option<Row>>, StateError> {
+        let keys: Vec<Vec<u8>> = memory_ids.iter().map(|id| row_key(account, id)).collect();
+        self.db
+            .batched_multi_get_cf(self.cf("rows")?, &keys, false)
+            .into_iter()
+            .map(|v| match v? {
+                Some(v) => self.open_row(account, decode_row(&v)?),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
     /// The rows of `account` as they stand (every status, opened), by memory id, at most
     /// `limit`.
     pub fn rows(&self, account: &str, limit: usize) -> Result<Vec<Row>, StateError> {

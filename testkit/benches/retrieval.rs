@@ -57,8 +57,8 @@ fn main() -> anyhow::Result<()> {
     ] {
         // The baselines read the rows' content as it is; kledger reads its index text.
         let over = match m {
-            Method::Bm25 | Method::Dense => plain.as_ref(),
-            _ => index.as_ref(),
+            Method::Bm25 | Method::Dense => &plain,
+            _ => &index,
         };
         let t = evaluate(&set, over, embedder.as_ref(), &ids, m)?;
         print(m.name(), &t);
@@ -84,7 +84,7 @@ fn main() -> anyhow::Result<()> {
             .collect();
         for q in set.questions.iter().filter(|q| q.split == "dev") {
             let got = kledger_testkit::retrieval::answer(
-                index.as_ref(),
+                &index,
                 embedder.as_ref(),
                 &ids,
                 Method::Search(Fusion::default()),
@@ -118,13 +118,7 @@ fn main() -> anyhow::Result<()> {
         }
         let mut best: Option<(f64, Fusion)> = None;
         for f in grid {
-            let t = evaluate(
-                &set,
-                index.as_ref(),
-                embedder.as_ref(),
-                &ids,
-                Method::Search(f),
-            )?;
+            let t = evaluate(&set, &index, embedder.as_ref(), &ids, Method::Search(f))?;
             let r = at5(&t, "dev");
             println!("  dev recall@5 {r:.3} with {f:?}");
             if best.as_ref().is_none_or(|(b, _)| r > *b) {
@@ -133,13 +127,7 @@ fn main() -> anyhow::Result<()> {
         }
         if let Some((r, f)) = best {
             println!("tuned on dev: recall@5 {r:.3} with {f:?}");
-            let t = evaluate(
-                &set,
-                index.as_ref(),
-                embedder.as_ref(),
-                &ids,
-                Method::Search(f),
-            )?;
+            let t = evaluate(&set, &index, embedder.as_ref(), &ids, Method::Search(f))?;
             println!("  on test: recall@5 {:.3}", at5(&t, "test"));
         }
     }

@@ -345,7 +345,7 @@ pub const RESULTS: usize = 10;
 
 /// The set row ids `method` answers `q` with, best first (at most [`RESULTS`]).
 pub fn answer(
-    index: &dyn VectorIndex,
+    index: &Arc<dyn VectorIndex>,
     embedder: &dyn Embedder,
     ids: &BTreeMap<Uuid, String>,
     method: Method,
@@ -445,7 +445,7 @@ pub type Table = BTreeMap<(String, String), Scores>;
 /// Answers every question of `set` with `method`.
 pub fn evaluate(
     set: &Set,
-    index: &dyn VectorIndex,
+    index: &Arc<dyn VectorIndex>,
     embedder: &dyn Embedder,
     ids: &BTreeMap<Uuid, String>,
     method: Method,

@@ -42,14 +42,14 @@ fn paraphrases_find_their_rows_and_fusion_beats_each_baseline() {
     let plain = plain_index(&set, &embedder, dir.path()).unwrap();
     let search = evaluate(
         &set,
-        kledger.as_ref(),
+        &kledger,
         embedder.as_ref(),
         &ids,
         Method::Search(Fusion::default()),
     )
     .unwrap();
-    let dense = evaluate(&set, plain.as_ref(), embedder.as_ref(), &ids, Method::Dense).unwrap();
-    let bm25 = evaluate(&set, plain.as_ref(), embedder.as_ref(), &ids, Method::Bm25).unwrap();
+    let dense = evaluate(&set, &plain, embedder.as_ref(), &ids, Method::Dense).unwrap();
+    let bm25 = evaluate(&set, &plain, embedder.as_ref(), &ids, Method::Bm25).unwrap();
     let r5 = |t, cat| over(t, cat).rates()[1];
     let (s, d, b) = (r5(&search, "all"), r5(&dense, "all"), r5(&bm25, "all"));
     println!(

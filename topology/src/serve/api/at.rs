@@ -86,6 +86,26 @@ pub fn readable_at(
     Ok((rows, capped))
 }
 
+/// Rows `ids` of `account` as they stood at `at`, in order, each if it existed then (no
+/// access check): one batched read when `at` is the latest record.
+pub fn rows_at(
+    api: &Api,
+    account: &str,
+    ids: &[&str],
+    at: At,
+) -> Result<Vec<Option<Row>>, ApiError> {
+    let versions = match at.known_at {
+        None => api.views.get().rows_of(account, ids)?,
+        Some(_) => {
+            return ids.iter().map(|id| row_at(api, account, id, at)).collect();
+        }
+    };
+    Ok(versions
+        .into_iter()
+        .map(|v| v.and_then(|v| bitemporal::as_of(v, at.as_of)))
+        .collect())
+}
+
 /// Row `id` of `account` as it stood at `at`, if it existed then (no access check).
 pub fn row_at(api: &Api, account: &str, id: &str, at: At) -> Result<Option<Row>, ApiError> {
     let views = api.views.get();
