@@ -229,6 +229,33 @@ fn purged_text_leaves_the_state_and_view_store_files() {
             "{m} on disk"
         );
     }
+    // The batched read search hydrates with answers as the point reads do: kept rows opened
+    // and active, purged ones without their text, unknown ids absent.
+    let ids: Vec<String> = created
+        .iter()
+        .flat_map(|c| c.ops.iter().map(|o| o.row.memory_id.clone()))
+        .chain(["mem_unknown".to_owned()])
+        .collect();
+    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+    for (acct, any_active) in [(A, true), (B, false), (C, true)] {
+        let batched = s.views.rows_of(acct, &ids).unwrap();
+        let each: Vec<_> = ids
+            .iter()
+            .map(|id| s.views.row(acct, id).unwrap())
+            .collect();
+        assert_eq!(batched, each, "{acct}");
+        let present: Vec<&Row> = batched.iter().flatten().collect();
+        assert_eq!(
+            present.iter().any(|r| r.status == Status::Active),
+            any_active,
+            "{acct}"
+        );
+        assert!(
+            present.iter().all(|r| !r.content.contains("PURGED")),
+            "{acct}"
+        );
+        assert!(batched.last().unwrap().is_none());
+    }
 }
 
 /// One decision sealed twice: the processor's key and an old owner's (after a rebalance, the

@@ -350,6 +350,58 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_full_keyword_queue_runs_the_keyword_query_on_the_callers_thread() {
+        use crate::vector::Point;
+        use crate::vector::edge::EdgeIndex;
+        use crate::vector::embedder::LocalEmbedder;
+        use std::sync::Condvar;
+        let dir = tempfile::tempdir().unwrap();
+        let index: Arc<dyn VectorIndex> =
+            Arc::new(EdgeIndex::open(dir.path(), "cm_text_16_v1", 16).unwrap());
+        let embedder = LocalEmbedder::new(16);
+        let mut texts = vec!["Plays the cello on Sundays".to_owned()];
+        texts.extend((0..20).map(|i| format!("Listens to music while cooking dish {i}")));
+        let points: Vec<Point> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| Point {
+                id: Uuid::from_u128(n as u128 + 1),
+                dense: embedder.embed(&[t.as_str()]).unwrap().remove(0),
+                sparse: Bm25::default().document(t),
+                payload: serde_json::Map::new(),
+            })
+            .collect();
+        index.write_batch(points, &[]).unwrap();
+        let filter = serde_json::json!({});
+        let ask = || rank(&index, &embedder, &Fusion::default(), &filter, "cello", 4).unwrap();
+        let free = ask();
+        assert_eq!(free[0].0, Uuid::from_u128(1), "{free:?}");
+        // Every keyword thread busy and the queue full: jobs that wait on a gate.
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let queue = keyword_threads().expect("keyword threads");
+        let mut held = 0;
+        loop {
+            let gate = gate.clone();
+            let job: Job = Box::new(move || {
+                let (open, opened) = &*gate;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            });
+            if queue.try_send(job).is_err() {
+                break;
+            }
+            held += 1;
+        }
+        assert!(held >= KEYWORD_QUEUE, "{held}");
+        let full = ask();
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        assert_eq!(full, free);
+    }
+
+    #[test]
     fn fusion_rewards_agreement_and_breaks_ties_by_id() {
         let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
         let f = Fusion::default();
