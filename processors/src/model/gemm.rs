@@ -107,16 +107,16 @@ fn blocks<S: Simd, const MR: usize, const NV: usize>(simd: S, p: Product<'_>) {
                 let panel = &panel[k0 * NR..k1 * NR];
                 let c0 = pi * NR;
                 let width = (out - c0).min(NR);
+                let tile = Tile {
+                    x,
+                    inp,
+                    k0,
+                    k1,
+                    panel,
+                };
                 let mut i = i0;
                 while i < i1 {
                     let rows = (i1 - i).min(MR);
-                    let tile = Tile {
-                        x,
-                        inp,
-                        k0,
-                        k1,
-                        panel,
-                    };
                     if width == NR {
                         let at = |r: usize| (i + r) * out + c0;
                         // Every height up to MR has its own kernel: a query's few rows walk
