@@ -674,12 +674,7 @@ pub fn op_bytes(row: &Row, limits: &Limits) -> usize {
         row.encode(&mut b);
         b.len()
     };
-    let seq_bytes = {
-        let mut b = Vec::with_capacity(10);
-        row.commit_seq.encode(&mut b);
-        b.len()
-    };
-    row_len - seq_bytes + 10 + 1
+    row_len - kledger_schemas::avro::long_len(row.commit_seq) + 10 + 1
 }
 
 /// Where a split purge cuts: the number of row changes in each commit, for changes of

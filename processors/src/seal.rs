@@ -19,10 +19,9 @@
 //! Data keys are made by the runner (randomness is not a pure function's business); this
 //! module only uses them.
 
-use chacha20poly1305::aead::{Aead, Payload};
-use chacha20poly1305::{ChaCha20Poly1305, KeyInit};
 use kledger_schemas::avro::{AvroCodec, DecodeError, Reader, write_long};
 use kledger_schemas::{Bytes, Embedding, Evidence, Locator, Row, Sealed};
+use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 
 use crate::ids::{self, LedgerSecret};
 
@@ -154,6 +153,16 @@ pub fn blank(row: &mut Row) {
     row.embedding = None;
 }
 
+/// ChaCha20-Poly1305 (RFC 8439) under `key`. ring's, not RustCrypto's: on a row's few hundred
+/// bytes it is about 6x faster (RustCrypto's AVX2 Poly1305 pays about 1 µs of set-up per
+/// message); the bytes are the same (`tests::sealed_bytes_equal_rustcryptos_aead`).
+fn aead_key(key: &[u8; KEY_BYTES]) -> LessSafeKey {
+    // A 32-byte key is the only thing `new` checks.
+    LessSafeKey::new(
+        UnboundKey::new(&CHACHA20_POLY1305, key).expect("ChaCha20-Poly1305 takes 32-byte keys"),
+    )
+}
+
 fn aad(account_id: &str, row: &Row) -> Vec<u8> {
     let mut a = Vec::with_capacity(16 + account_id.len() + row.memory_id.len());
     for part in [account_id.as_bytes(), row.memory_id.as_bytes()] {
@@ -197,20 +206,19 @@ pub fn mark(secret: &LedgerSecret, account_id: &str, row: &mut Row, key_id: &str
 /// Encrypts an open, marked row's content under `key` (whose id the row then names). A
 /// tombstone is not encrypted: it has no content, and its key is destroyed.
 pub fn encrypt(account_id: &str, row: &mut Row, key: &DataKey) {
-    let mut plain = Vec::with_capacity(256);
-    content(row, &mut plain);
-    let cipher = ChaCha20Poly1305::new(&key.key.into());
-    let aad = aad(account_id, row);
-    // Encryption fails only for a message over 256 GiB; a row is under the record budget.
-    let ciphertext = cipher
-        .encrypt(
-            &nonce(row).into(),
-            Payload {
-                msg: &plain,
-                aad: &aad,
-            },
+    let mut ciphertext = Vec::with_capacity(256);
+    content(row, &mut ciphertext);
+    // Sealing fails only for a message over 256 GiB; a row is under the record budget.
+    if aead_key(&key.key)
+        .seal_in_place_append_tag(
+            Nonce::assume_unique_for_key(nonce(row)),
+            Aad::from(aad(account_id, row)),
+            &mut ciphertext,
         )
-        .unwrap_or_default();
+        .is_err()
+    {
+        ciphertext.clear();
+    }
     let sealed = row.sealed.get_or_insert_with(|| Sealed {
         key_id: String::new(),
         mac: String::new(),
@@ -231,18 +239,17 @@ pub fn open(account_id: &str, row: &mut Row, key: &[u8; KEY_BYTES]) -> Result<()
         blank(row);
         return Ok(());
     }
-    let cipher = ChaCha20Poly1305::new(&(*key).into());
     let aad = aad(account_id, row);
-    let plain = cipher
-        .decrypt(
-            &nonce(row).into(),
-            Payload {
-                msg: &sealed.ciphertext.0,
-                aad: &aad,
-            },
+    let mut buf = sealed.ciphertext.0.clone();
+    let plain = aead_key(key)
+        .open_in_place(
+            Nonce::assume_unique_for_key(nonce(row)),
+            Aad::from(aad),
+            &mut buf,
         )
         .map_err(|_| SealError::Tampered(sealed.key_id.clone()))?;
-    put_content(row, &plain).map_err(|e| SealError::Malformed(e.to_string()))
+    let plain: &[u8] = plain;
+    put_content(row, plain).map_err(|e| SealError::Malformed(e.to_string()))
 }
 
 /// Shreds a sealed row whose key is destroyed: what is left of it is a tombstone (status
@@ -283,9 +290,7 @@ pub fn wire_bytes(row: &Row) -> usize {
 }
 
 fn varint_len(v: i64) -> usize {
-    let mut b = Vec::with_capacity(10);
-    write_long(&mut b, v);
-    b.len()
+    kledger_schemas::avro::long_len(v)
 }
 
 #[cfg(test)]
@@ -308,6 +313,43 @@ mod tests {
         };
         let s = format!("{k:?}");
         assert!(!s.contains("90") && !s.contains("5a"), "{s}");
+    }
+
+    proptest::proptest! {
+        /// Rows sealed before the move to ring's AEAD must still open, and replay verify
+        /// compares sealed bytes: ring's ChaCha20-Poly1305 gives RustCrypto's bytes exactly,
+        /// and opens them, for any key, row version, account and content length.
+        #[test]
+        fn sealed_bytes_equal_rustcryptos_aead(
+            k in proptest::prelude::any::<[u8; KEY_BYTES]>(),
+            revision in 1i64..1_000_000,
+            account in "[a-z_/]{1,40}",
+            text in proptest::collection::vec(proptest::prelude::any::<char>(), 0..600),
+        ) {
+            use chacha20poly1305::aead::{Aead, Payload};
+            use chacha20poly1305::{ChaCha20Poly1305, KeyInit};
+            let mut row = crate::testrow();
+            row.revision = revision;
+            row.content = text.into_iter().collect();
+            let data_key = DataKey { id: "cd".repeat(16), key: k };
+            let mut sealed = row.clone();
+            encrypt(&account, &mut sealed, &data_key);
+            let mut plain = Vec::new();
+            content(&row, &mut plain);
+            let theirs = ChaCha20Poly1305::new(&k.into())
+                .encrypt(
+                    &nonce(&row).into(),
+                    Payload { msg: &plain, aad: &aad(&account, &row) },
+                )
+                .expect("encrypts");
+            let ours = &sealed.sealed.as_ref().expect("sealed").ciphertext.0;
+            proptest::prop_assert_eq!(ours, &theirs);
+            let mut opened = sealed.clone();
+            blank(&mut opened);
+            opened.sealed = sealed.sealed.clone();
+            open(&account, &mut opened, &k).expect("opens");
+            proptest::prop_assert_eq!(&opened.content, &row.content);
+        }
     }
 
     #[test]

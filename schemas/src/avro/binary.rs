@@ -28,6 +28,14 @@ pub fn write_long(out: &mut Vec<u8>, v: i64) {
     out.push(n as u8);
 }
 
+/// Bytes [`write_long`] writes for `v` (its zigzag varint), without writing them.
+#[inline]
+pub fn long_len(v: i64) -> usize {
+    let n = ((v << 1) ^ (v >> 63)) as u64;
+    // 7 bits a byte; zero takes one byte.
+    (64 - (n | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 /// Writes Avro `bytes` / `string`: a length then the bytes.
 #[inline]
 pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
@@ -361,4 +369,25 @@ macro_rules! avro_enum {
             }
         }
     };
+}
+
+#[cfg(test)]
+mod long_len_tests {
+    use super::{long_len, write_long};
+
+    #[test]
+    fn long_len_is_what_write_long_writes() {
+        let mut probes = vec![0i64, 1, -1, 63, -64, 64, -65, i64::MAX, i64::MIN];
+        for shift in 0..64 {
+            let b = 1i64 << shift;
+            probes.extend([b, b.wrapping_sub(1), b.wrapping_add(1)]);
+            probes.extend([b.wrapping_neg(), b.wrapping_neg().wrapping_sub(1)]);
+            probes.push(b.wrapping_neg().wrapping_add(1));
+        }
+        for v in probes {
+            let mut out = Vec::new();
+            write_long(&mut out, v);
+            assert_eq!(long_len(v), out.len(), "{v}");
+        }
+    }
 }

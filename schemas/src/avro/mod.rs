@@ -13,7 +13,7 @@ pub mod wire;
 /// The parsed Avro schema type writer schemas are resolved to.
 pub use apache_avro::Schema;
 
-pub use binary::{AvroCodec, Reader, write_bytes, write_long};
+pub use binary::{AvroCodec, Reader, long_len, write_bytes, write_long};
 pub use wire::{
     CONFLUENT_MAGIC, KnownSchemas, NoRegistry, Record, SINGLE_OBJECT_HEADER, SchemaLookup, decode,
     encode_confluent, encode_single_object, fingerprint, frame_single_object, schema,
