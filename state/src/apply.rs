@@ -18,46 +18,40 @@ pub const ACCOUNT_ROWS_MAX: usize = 1_000_000;
 /// Rows one entity may hold for an entity purge.
 pub const ENTITY_ROWS_MAX: usize = 100_000;
 
+/// Reads row `id`; with `open`, decrypts its content (rules v4) with its data key from state.
+/// Decide reads a row's content only to re-seal it in a commit that changes it (an amend,
+/// close or evidence target); every other row it loads (a slot's occupant, a purged row) is
+/// read for its ids, revision, hash, status and authority, so it is left sealed: no key read,
+/// no decryption.
 fn row<R: StateRead + ?Sized>(
     r: &R,
     p: i32,
     acct: &str,
     id: &str,
-    shredded_ok: bool,
+    open: bool,
 ) -> Result<Option<Row>, StateError> {
     let Some(v) = r.get(Cf::Rows, &keys::child(p, acct, id.as_bytes())?)? else {
         return Ok(None);
     };
-    decode_row(r, p, acct, id, &v, shredded_ok).map(Some)
+    let mut row = decode(id, &v)?;
+    if open {
+        open_row(r, p, acct, &mut row)?;
+    }
+    Ok(Some(row))
 }
 
-/// Whether every op of `intent` is a purge: a purge needs no row's content, so it is decided
-/// over rows whose data keys are destroyed too (replay verify re-decides purges of rows a later
-/// purge erased).
+fn decode(id: &str, v: &[u8]) -> Result<Row, StateError> {
+    Row::decode(&mut Reader::new(v)).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))
+}
+
+/// Whether every op of `intent` is a purge: a purge needs no row's content, so its rows are
+/// not opened, and it is decided over rows whose data keys are destroyed too (replay verify
+/// re-decides purges of rows a later purge erased).
 fn purges_only(intent: &Intent) -> bool {
     intent
         .ops
         .iter()
         .all(|op| matches!(op, kledger_schemas::Op::Purge(_)))
-}
-
-/// Decodes a stored row and opens it (rules v4) with its data key from state. With
-/// `shredded_ok`, a row whose key is destroyed is returned with its content empty.
-fn decode_row<R: StateRead + ?Sized>(
-    r: &R,
-    p: i32,
-    acct: &str,
-    id: &str,
-    v: &[u8],
-    shredded_ok: bool,
-) -> Result<Row, StateError> {
-    let mut reader = Reader::new(v);
-    let mut row =
-        Row::decode(&mut reader).map_err(|e| StateError::Corrupt(format!("row {id}: {e}")))?;
-    match open_row(r, p, acct, &mut row) {
-        Err(StateError::Shredded { .. }) if shredded_ok => Ok(row),
-        other => other.map(|()| row),
-    }
 }
 
 /// A data key from state: `None` when it is not there or was destroyed.
@@ -178,16 +172,20 @@ pub fn load<R: StateRead + ?Sized>(
         s.action = Some(keys::parse_action(&v)?);
     }
     let n = needs(intent);
-    let shredded_ok = purges_only(intent);
+    // Only the targets of a commit that changes them are opened (a purge changes content to
+    // nothing: it opens none).
+    let open = !purges_only(intent);
     for id in &n.rows {
-        if let Some(row) = row(r, p, acct, id, shredded_ok)? {
+        if let Some(row) = row(r, p, acct, id, open)? {
             s.rows.insert(id.clone(), row);
         }
     }
     for slot in &n.slots {
         if let Some(v) = r.get(Cf::Slots, &keys::child(p, acct, slot.as_bytes())?)? {
             let id = String::from_utf8(v).map_err(|_| StateError::Corrupt("slot value".into()))?;
-            if let Some(row) = row(r, p, acct, &id, shredded_ok)? {
+            if !s.rows.contains_key(&id)
+                && let Some(row) = row(r, p, acct, &id, false)?
+            {
                 s.rows.insert(id.clone(), row);
             }
             s.slots.insert(slot.clone(), id);
@@ -199,7 +197,7 @@ pub fn load<R: StateRead + ?Sized>(
         for (k, _) in r.scan(Cf::Subjects, &prefix, ENTITY_ROWS_MAX)? {
             let id = String::from_utf8(k[prefix.len()..].to_vec())
                 .map_err(|_| StateError::Corrupt("subject key".into()))?;
-            if let Some(row) = row(r, p, acct, &id, shredded_ok)? {
+            if let Some(row) = row(r, p, acct, &id, false)? {
                 s.rows.insert(id.clone(), row);
             }
             ids.push(id);
@@ -211,7 +209,7 @@ pub fn load<R: StateRead + ?Sized>(
         for (k, v) in r.scan(Cf::Rows, &prefix, ACCOUNT_ROWS_MAX)? {
             let id = String::from_utf8(k[prefix.len()..].to_vec())
                 .map_err(|_| StateError::Corrupt("row key".into()))?;
-            let row = decode_row(r, p, acct, &id, &v, shredded_ok)?;
+            let row = decode(&id, &v)?;
             s.rows.insert(id, row);
         }
     }
