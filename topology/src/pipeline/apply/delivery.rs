@@ -165,24 +165,70 @@ fn now_ms() -> i64 {
         .map_or(0, |d| d.as_millis() as i64)
 }
 
+/// A producer's delivery reports. Two sends may be in flight at once (a batch, and the next
+/// batch's data keys, [`crate::pipeline::apply`]): a report of the later one that arrives while
+/// the earlier is awaited is kept for it, not dropped. Reports of an earlier send that was
+/// given up on (its deadline passed) are dropped when they come.
+#[derive(Debug)]
+pub(crate) struct Deliveries {
+    rx: Receiver<Delivery>,
+    /// Reports for sends after the one being awaited, by id. Bounded by the records of the
+    /// sends in flight (at most one batch's data keys beyond the batch awaited).
+    later: BTreeMap<u64, Delivery>,
+}
+
+impl Deliveries {
+    /// Reports from `rx`.
+    pub(crate) fn new(rx: Receiver<Delivery>) -> Self {
+        Self {
+            rx,
+            later: BTreeMap::new(),
+        }
+    }
+
+    /// The next report with an id in `ids`, waiting until `deadline`; reports past `ids` are
+    /// kept for their own send, reports before it dropped.
+    fn next(&mut self, ids: std::ops::Range<u64>, deadline: Instant) -> Option<Delivery> {
+        // Kept reports of sends before this one are stale.
+        while let Some(entry) = self.later.first_entry() {
+            if *entry.key() >= ids.start {
+                if ids.contains(entry.key()) {
+                    return Some(entry.remove());
+                }
+                break;
+            }
+            entry.remove();
+        }
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let d = self.rx.recv_timeout(left).ok()?;
+            if ids.contains(&d.id) {
+                return Some(d);
+            }
+            if d.id >= ids.end {
+                self.later.insert(d.id, d);
+            }
+        }
+    }
+}
+
 /// Waits for every report of `sent` (until its deadline): the last outbox offset per
 /// partition that succeeded, and the partitions that failed (a record refused, a delivery
 /// error, or no report in time).
-pub(crate) fn await_delivery(deliveries: &Receiver<Delivery>, mut sent: Sent) -> Settled {
+pub(crate) fn await_delivery(deliveries: &mut Deliveries, mut sent: Sent) -> Settled {
     let mut outbox_last: BTreeMap<i32, i64> = BTreeMap::new();
     let mut keys_written: BTreeMap<i32, Vec<i64>> = BTreeMap::new();
     let latency = metrics::histogram!(m::APPLY_LATENCY_SECONDS);
     let mut pending = sent.slots.iter().filter(|s| !s.done).count();
+    let ids = sent.first..sent.first + sent.slots.len() as u64;
     while pending > 0 {
-        let left = sent.deadline.saturating_duration_since(Instant::now());
-        let Ok(d) = deliveries.recv_timeout(left) else {
+        let Some(d) = deliveries.next(ids.clone(), sent.deadline) else {
             break;
         };
-        // A report of an earlier, failed batch has a smaller id.
-        let Some(i) = d.id.checked_sub(sent.first) else {
-            continue;
-        };
-        let Some(slot) = usize::try_from(i).ok().and_then(|i| sent.slots.get_mut(i)) else {
+        let Some(slot) = usize::try_from(d.id - sent.first)
+            .ok()
+            .and_then(|i| sent.slots.get_mut(i))
+        else {
             continue;
         };
         if std::mem::replace(&mut slot.done, true) {
@@ -240,5 +286,92 @@ impl Settled {
             None => Ok(()),
             Some((p, f)) => Err(format!("partition {p}: {}", f.reason)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(first: u64, kinds: &[(OutKind, i32)], wait: Duration) -> Sent {
+        Sent {
+            first,
+            slots: kinds
+                .iter()
+                .enumerate()
+                .map(|(i, (kind, p))| Slot {
+                    kind: *kind,
+                    source: Some((*p, i as i64)),
+                    intent_time: None,
+                    done: false,
+                })
+                .collect(),
+            deadline: Instant::now() + wait,
+            failed: BTreeMap::new(),
+        }
+    }
+
+    fn ok(id: u64, p: i32, offset: i64) -> Delivery {
+        Delivery {
+            id,
+            result: Ok((p, offset)),
+        }
+    }
+
+    /// A batch in flight and the next batch's data keys are awaited one after the other on one
+    /// channel: the keys' reports that arrive first (or in between) are kept for them, and a
+    /// stale report of a send given up on is dropped.
+    #[test]
+    fn reports_of_a_later_send_wait_for_it() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut deliveries = Deliveries::new(rx);
+        let batch = sent(
+            10,
+            &[(OutKind::Outbox, 0), (OutKind::Receipt, 0)],
+            Duration::from_secs(5),
+        );
+        let keys = sent(
+            12,
+            &[(OutKind::Key, 3), (OutKind::Key, 3)],
+            Duration::from_millis(300),
+        );
+        for d in [
+            ok(13, 3, 8),
+            ok(9, 0, 1),
+            ok(10, 0, 100),
+            ok(12, 3, 7),
+            ok(11, 0, 101),
+        ] {
+            tx.send(d).expect("send");
+        }
+        let settled = await_delivery(&mut deliveries, batch);
+        assert!(settled.failed.is_empty(), "{:?}", settled.failed);
+        assert_eq!(settled.outbox_last, BTreeMap::from([(0, 100)]));
+        let settled = await_delivery(&mut deliveries, keys);
+        assert!(settled.failed.is_empty(), "{:?}", settled.failed);
+        assert_eq!(settled.keys_written, BTreeMap::from([(3, vec![7, 8])]));
+        assert!(deliveries.later.is_empty());
+    }
+
+    /// A send whose reports do not all come fails its partitions at its deadline; the reports
+    /// kept for a later send are not lost by that wait.
+    #[test]
+    fn a_missing_report_fails_its_partition_and_keeps_later_ones() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let mut deliveries = Deliveries::new(rx);
+        let batch = sent(
+            0,
+            &[(OutKind::Outbox, 1), (OutKind::Outbox, 2)],
+            Duration::from_millis(200),
+        );
+        let keys = sent(2, &[(OutKind::Key, 4)], Duration::from_secs(5));
+        tx.send(ok(2, 4, 50)).expect("send");
+        tx.send(ok(0, 1, 9)).expect("send");
+        let settled = await_delivery(&mut deliveries, batch);
+        assert_eq!(settled.failed.keys().copied().collect::<Vec<_>>(), vec![2]);
+        assert_eq!(settled.outbox_last, BTreeMap::from([(1, 9)]));
+        let settled = await_delivery(&mut deliveries, keys);
+        assert!(settled.failed.is_empty(), "{:?}", settled.failed);
+        assert_eq!(settled.keys_written, BTreeMap::from([(4, vec![50])]));
     }
 }

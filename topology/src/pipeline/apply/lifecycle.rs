@@ -2,8 +2,10 @@
 //!
 //! In `idempotent` mode batches are pipelined one deep: batch N+1 is decided — against state
 //! plus batch N's writes, which are not durable yet — while batch N's records are on their way
-//! to the broker. Batch N is then settled (delivery awaited, state written, offsets committed)
-//! before N+1 is sent.
+//! to the broker. N+1's data keys (rules v4) are then handed to the producer, and batch N is
+//! settled (delivery awaited, state written, offsets committed) while they travel; N+1's
+//! commits, receipts and dead letters are sent once N is settled and N+1's keys are written
+//! (a commit is never on the outbox without the key that opens it).
 //!
 //! Partitions are independent, so a failure is too: when some of N's records fail, the
 //! partitions they answer re-sync (state catches up with what reached the outbox, reading
@@ -141,27 +143,46 @@ impl Processor {
         )
     }
 
-    /// Writes `decided`'s data keys and waits for them (a commit must never be on the outbox
-    /// without the key that opens it), then sends the rest. A partition whose keys failed is
-    /// not sent; it fails when the batch completes.
-    fn launch(&mut self, mut decided: Decided, mut writes: WriteSet) -> InFlight {
-        let mut keys_failed = BTreeMap::new();
-        if !decided.keys.is_empty() {
-            let t = Instant::now();
-            let keys = Decided {
-                keys: Vec::new(),
-                out: std::mem::take(&mut decided.keys),
-                parts: BTreeMap::new(),
-            };
-            let sent = self.send(&keys);
-            let settled = await_delivery(&self.deliveries, sent);
-            self.follow_keys(&settled.keys_written);
-            if !settled.failed.is_empty() {
-                decided.retain_partitions(|p| !settled.failed.contains_key(&p));
-                writes.retain_partitions(|p| !settled.failed.contains_key(&p));
-                keys_failed = settled.failed;
-            }
-            phase("keys", t);
+    /// Hands `decided`'s data keys to the producer (none: `None`), without waiting: their
+    /// round trip overlaps the batch in flight's delivery and state write. [`Self::keys_written`]
+    /// waits for them before any commit they seal is sent.
+    fn send_keys(&mut self, decided: &mut Decided) -> Option<Sent> {
+        if decided.keys.is_empty() {
+            return None;
+        }
+        let keys = Decided {
+            keys: Vec::new(),
+            out: std::mem::take(&mut decided.keys),
+            parts: BTreeMap::new(),
+        };
+        Some(self.send(&keys))
+    }
+
+    /// Waits for data keys [`Self::send_keys`] sent and follows where they landed. Returns the
+    /// partitions whose keys were not all written: their share of the batch is not sent (a
+    /// commit must never be on the outbox without the key that opens it).
+    fn keys_written(&mut self, sent: Option<Sent>) -> BTreeMap<i32, Failure> {
+        let Some(sent) = sent else {
+            return BTreeMap::new();
+        };
+        let t = Instant::now();
+        let settled = await_delivery(&mut self.deliveries, sent);
+        self.follow_keys(&settled.keys_written);
+        phase("keys", t);
+        settled.failed
+    }
+
+    /// Sends `decided` (whose data keys are written, but for the partitions of `keys_failed`,
+    /// which are not sent and fail when the batch completes).
+    fn launch(
+        &mut self,
+        mut decided: Decided,
+        mut writes: WriteSet,
+        keys_failed: BTreeMap<i32, Failure>,
+    ) -> InFlight {
+        if !keys_failed.is_empty() {
+            decided.retain_partitions(|p| !keys_failed.contains_key(&p));
+            writes.retain_partitions(|p| !keys_failed.contains_key(&p));
         }
         let keys_next = decided
             .parts
@@ -212,7 +233,7 @@ impl Processor {
     /// its offsets itself). Returns the partitions that failed.
     fn complete(&mut self, f: InFlight) -> Result<BTreeMap<i32, Failure>, BatchError> {
         let t = Instant::now();
-        let settled = await_delivery(&self.deliveries, f.sent);
+        let settled = await_delivery(&mut self.deliveries, f.sent);
         let t = phase("deliver", t);
         let mut failed = settled.failed;
         failed.extend(f.keys_failed);
@@ -386,29 +407,39 @@ impl Processor {
                 }
             }
         };
+        // The next batch's data keys go out now, while the batch in flight is settled.
+        let keys = next
+            .as_mut()
+            .and_then(|(decided, _)| self.send_keys(decided));
+        let mut failed = BTreeMap::new();
         if let Some(f) = in_flight.take() {
             let in_flight_parts = f.partitions();
-            let failed = match self.complete(f) {
+            failed = match self.complete(f) {
                 Ok(failed) => failed,
                 Err(BatchError::Fatal(e)) => return Err(e),
                 Err(BatchError::Retry(why)) => all_failed(in_flight_parts, &why),
             };
-            if !failed.is_empty() {
-                // The next batch was decided on top of this one: its share of the failed
-                // partitions is dropped unsent; the rest stands on what is now durable.
-                if let Some((decided, writes)) = next.as_mut() {
-                    decided.retain_partitions(|p| !failed.contains_key(&p));
-                    writes.retain_partitions(|p| !failed.contains_key(&p));
-                }
-                self.failed(failed)?;
+        }
+        // Every key is written (or failed) before anything below reads the keys topic: a
+        // re-sync's restore, and the tombstones' delivery that `follow_keys` checks for gaps.
+        let keys_failed = self.keys_written(keys);
+        if !failed.is_empty() {
+            // The next batch was decided on top of this one: its share of the failed
+            // partitions is dropped unsent (keys already written for it seal nothing: a
+            // purge of their rows destroys them with the rows' other keys, by the rows' tag);
+            // the rest stands on what is now durable.
+            if let Some((decided, writes)) = next.as_mut() {
+                decided.retain_partitions(|p| !failed.contains_key(&p));
+                writes.retain_partitions(|p| !failed.contains_key(&p));
             }
+            self.failed(failed)?;
         }
         // Nothing is in flight now: destroyed keys' tombstones go out.
         self.drain_shred()?;
         if let Some((decided, writes)) = next
             && !decided.parts.is_empty()
         {
-            *in_flight = Some(self.launch(decided, writes));
+            *in_flight = Some(self.launch(decided, writes, keys_failed));
         }
         Ok(())
     }
@@ -462,7 +493,7 @@ impl Processor {
             out,
             parts: BTreeMap::new(),
         });
-        let settled = await_delivery(&self.deliveries, sent);
+        let settled = await_delivery(&mut self.deliveries, sent);
         if let Err(e) = settled.all_or_error() {
             tracing::warn!(error = %e, "writing destroyed keys' tombstones failed; retried");
             return Ok(());
@@ -503,13 +534,13 @@ impl Processor {
                 parts: BTreeMap::new(),
             };
             let sent = self.send(&keys);
-            if let Err(why) = await_delivery(&self.deliveries, sent).all_or_error() {
+            if let Err(why) = await_delivery(&mut self.deliveries, sent).all_or_error() {
                 return Err(self.abort(why));
             }
         }
         let next_offsets = decided.next_offsets();
         let sent = self.send(&decided);
-        let settled = await_delivery(&self.deliveries, sent);
+        let settled = await_delivery(&mut self.deliveries, sent);
         if !settled.failed.is_empty() {
             // The transaction fails whole; refused commits are remembered for the retry.
             for (p, f) in &settled.failed {

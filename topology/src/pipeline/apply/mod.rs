@@ -27,6 +27,7 @@ use rdkafka::producer::{Producer, ThreadedProducer};
 use rdkafka::{Offset, TopicPartitionList};
 
 use self::batch::Refused;
+use self::delivery::Deliveries;
 use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
@@ -90,7 +91,7 @@ pub struct Processor {
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
     producer: ThreadedProducer<DeliveryContext>,
-    deliveries: Receiver<Delivery>,
+    deliveries: Deliveries,
     next_id: u64,
     parts: BTreeMap<i32, Part>,
     generation: u64,
@@ -185,7 +186,7 @@ impl Processor {
             reader,
             events,
             producer,
-            deliveries,
+            deliveries: Deliveries::new(deliveries),
             next_id: 0,
             parts: BTreeMap::new(),
             generation: 0,
@@ -235,7 +236,9 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        (self.producer, self.deliveries) = new_producer(&self.config)?;
+        let (producer, deliveries) = new_producer(&self.config)?;
+        self.producer = producer;
+        self.deliveries = Deliveries::new(deliveries);
         Ok(())
     }
 

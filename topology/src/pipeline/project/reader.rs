@@ -19,7 +19,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use super::{OutboxCommit, Outputs};
 use crate::config::Config;
 use crate::kafka::clients::{
-    Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
 use crate::kafka::codec::Codec;
 use crate::kafka::coverage::Coverage;
@@ -27,7 +27,7 @@ use crate::kafka::reader::{BatchBounds, PartitionReader};
 use crate::kafka::topics::Topics;
 use crate::metrics as m;
 use crate::pipeline::apply::batch::{Decided, dead_letter};
-use crate::pipeline::apply::delivery::{await_delivery, send};
+use crate::pipeline::apply::delivery::{Deliveries, await_delivery, send};
 
 /// Dead-letter code of an outbox record a sink cannot decode.
 pub(crate) const UNDECODABLE: &str = "sink_undecodable";
@@ -41,7 +41,7 @@ pub struct OutboxReader {
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
     producer: ThreadedProducer<DeliveryContext>,
-    deliveries: Receiver<Delivery>,
+    deliveries: Deliveries,
     next_id: u64,
     codec: Arc<Codec>,
     /// An assignment arrived (possibly empty).
@@ -94,7 +94,7 @@ impl OutboxReader {
             reader,
             events,
             producer,
-            deliveries,
+            deliveries: Deliveries::new(deliveries),
             next_id: 0,
             joined: false,
             codec,
@@ -194,7 +194,7 @@ impl OutboxReader {
             d,
             self.delivery_timeout,
         );
-        await_delivery(&self.deliveries, sent)
+        await_delivery(&mut self.deliveries, sent)
             .all_or_error()
             .map_err(anyhow::Error::msg)
     }
