@@ -397,6 +397,7 @@ fn main() {
     let mut search_ms = Vec::with_capacity(QUERIES);
     let (mut rank_ms, mut hydrate_ms) = (Vec::new(), Vec::new());
     let (mut dense_ms, mut keyword_ms, mut between_ms) = (Vec::new(), Vec::new(), Vec::new());
+    let mut adjacent_ms = Vec::with_capacity(QUERIES);
     let mut found = 0usize;
     for i in 0..QUERIES {
         let account = &accounts[(i * 7919) % accounts.len()];
@@ -417,6 +418,12 @@ fn main() {
         let started = Instant::now();
         let q = base.embed(&[query.as_str()]).expect("embed").remove(0);
         between_ms.push(started.elapsed().as_secs_f64() * 1e3);
+        // Another distinct query at once, back to back with that one in the same stretch of
+        // time: the back-to-back figure free of whatever else the machine did minutes apart.
+        let started = Instant::now();
+        base.embed(&[query_of(3 * QUERIES + i).as_str()])
+            .expect("embed");
+        adjacent_ms.push(started.elapsed().as_secs_f64() * 1e3);
         let started = Instant::now();
         let hits = index
             .query(QueryVector::Dense(q.clone()), &filter, 8)
@@ -507,11 +514,19 @@ fn main() {
         quantile(&mut keyword_ms, 0.5),
         quantile(&mut keyword_ms, 0.99),
     );
+    let (a50, a99) = (
+        quantile(&mut adjacent_ms, 0.5),
+        quantile(&mut adjacent_ms, 0.99),
+    );
     println!(
-        "search p99 {s99:.3} ms against query-embedding p99 (between the searches) + 2 × raw p99 = {:.3} ms: ratio {:.2} (goal ≤ 1.00); against the back-to-back embedding's p99: {:.2}",
+        "  the query embedding back to back inside the search loop (each right after the one between the searches): p50 {a50:.3} ms, p99 {a99:.3} ms"
+    );
+    println!(
+        "search p99 {s99:.3} ms against query-embedding p99 (between the searches) + 2 × raw p99 = {:.3} ms: ratio {:.2} (goal ≤ 1.00); against the back-to-back embedding's p99: {:.2} (measured before the searches), {:.2} (inside the search loop)",
         b99 + 2.0 * raw99,
         s99 / (b99 + 2.0 * raw99),
-        s99 / (e99 + 2.0 * raw99)
+        s99 / (e99 + 2.0 * raw99),
+        s99 / (a99 + 2.0 * raw99)
     );
     drop(raw_index);
     reopen(&dir.path().join("reopen"), &name, dim, &prepared);
