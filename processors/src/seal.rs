@@ -19,7 +19,7 @@
 //! Data keys are made by the runner (randomness is not a pure function's business); this
 //! module only uses them.
 
-use kledger_schemas::avro::{AvroCodec, DecodeError, Reader, write_long};
+use kledger_schemas::avro::{AvroCodec, DecodeError, Reader, long_len, write_long};
 use kledger_schemas::{Bytes, Embedding, Evidence, Locator, Row, Sealed};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 
@@ -248,7 +248,6 @@ pub fn open(account_id: &str, row: &mut Row, key: &[u8; KEY_BYTES]) -> Result<()
             &mut buf,
         )
         .map_err(|_| SealError::Tampered(sealed.key_id.clone()))?;
-    let plain: &[u8] = plain;
     put_content(row, plain).map_err(|e| SealError::Malformed(e.to_string()))
 }
 
@@ -274,7 +273,7 @@ pub fn wire_bytes(row: &Row) -> usize {
     let mac_len = row
         .sealed
         .as_ref()
-        .map_or(1, |s| varint_len(s.mac.len() as i64) + s.mac.len());
+        .map_or(1, |s| long_len(s.mac.len() as i64) + s.mac.len());
     let cipher = if row.status == kledger_schemas::Status::Tombstoned {
         0
     } else {
@@ -284,13 +283,9 @@ pub fn wire_bytes(row: &Row) -> usize {
     };
     blanked.len() - mac_len
         + 1 // union branch
-        + varint_len(KEY_ID_HEX as i64) + KEY_ID_HEX
-        + varint_len(MAC_HEX as i64) + MAC_HEX
-        + varint_len(cipher as i64) + cipher
-}
-
-fn varint_len(v: i64) -> usize {
-    kledger_schemas::avro::long_len(v)
+        + long_len(KEY_ID_HEX as i64) + KEY_ID_HEX
+        + long_len(MAC_HEX as i64) + MAC_HEX
+        + long_len(cipher as i64) + cipher
 }
 
 #[cfg(test)]

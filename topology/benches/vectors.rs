@@ -17,9 +17,9 @@
 //!   the same collection with the query vector given (owner, tenant, active; limit 8): p50 and
 //!   p99 over 2,000 distinct queries. Goal: search p99 ≤ query-embedding p99 + 2× raw p99, with
 //!   the query embedding timed in the same loop, between the searches (the model streams all
-//!   its weights for each query, so its latency depends on what else ran since: here p99 3.8 ms
-//!   between the searches against 2.4–4.4 ms back to back); the ratio against the back-to-back
-//!   figure is printed too. Then where search's time goes: its ranking and its hydration, and
+//!   its weights for each query, and its latency moves with the machine's other tenants: p99
+//!   2.3–2.5 ms back to back before the loop, 3.8–4.8 ms in it, between the searches or right
+//!   after another embedding); the ratios against both back-to-back figures are printed too. Then where search's time goes: its ranking and its hydration, and
 //!   each provider alone at search's depth.
 //!
 //! Run: `cargo bench -p kledger-topology --bench vectors` (add `-- 50000` for fewer intents;
