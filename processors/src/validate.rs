@@ -74,12 +74,9 @@ fn text(field: &str, value: &str, shape: Text) -> Check {
         '\u{2028}' | '\u{2029}' => true,
         c => c.is_control() || hides_text(c),
     };
-    let clean = if value.is_ascii() {
-        // ASCII holds no hiding characters: only its control bytes can be refused.
-        !value.bytes().any(|b| refused(char::from(b)))
-    } else {
-        !value.chars().any(refused)
-    };
+    // Printable ASCII is refused nowhere: one pass over the bytes clears most texts, and only
+    // a text with other bytes is read char by char.
+    let clean = printable_ascii(value) || !value.chars().any(refused);
     if clean {
         Ok(())
     } else {
@@ -92,6 +89,17 @@ fn text(field: &str, value: &str, shape: Text) -> Check {
             format!("{field} holds {what}, or one that hides or reorders text"),
         )
     }
+}
+
+/// Whether every byte of `s` is printable ASCII (no control byte, nothing above 0x7e).
+fn printable_ascii(s: &str) -> bool {
+    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+}
+
+/// Whether `s` holds a control character (`char::is_control`), with printable ASCII cleared
+/// in one pass over its bytes.
+fn has_control(s: &str) -> bool {
+    !printable_ascii(s) && s.chars().any(char::is_control)
 }
 
 fn fail(code: Code, message: impl Into<String>) -> Check {
@@ -109,6 +117,8 @@ fn bounded(s: &str, min: usize, max: usize) -> bool {
     s.len() >= min && (s.len() <= max || chars(s) <= max)
 }
 
+/// An identifier's characters are all ASCII, so an identifier's bytes can be checked one by
+/// one: a byte of a multi-byte char (0x80 and above) is none of them.
 fn ident_char(c: char) -> bool {
     c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | ':' | '@')
 }
@@ -117,7 +127,7 @@ fn identifier(field: &str, value: &str, prefix: &str) -> Check {
     let ok = value.starts_with(prefix)
         && value.len() > prefix.len()
         && value.len() <= ID_CHARS_MAX
-        && value.chars().all(ident_char);
+        && value.bytes().all(|b| ident_char(char::from(b)));
     if ok {
         Ok(())
     } else {
@@ -148,20 +158,28 @@ fn tenant(t: &Tenant) -> Check {
 }
 
 fn account(intent: &Intent) -> Check {
-    let parts: Vec<&str> = intent.account_id.split('/').collect();
-    let well_formed = parts.len() == 3
-        && OwnerKind::parse(parts[1]).is_some()
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.chars().all(ident_char));
-    if !well_formed {
+    let mut parts = intent.account_id.split('/');
+    let parts = match (parts.next(), parts.next(), parts.next(), parts.next()) {
+        (Some(t), Some(k), Some(o), None) => Some([t, k, o]),
+        _ => None,
+    };
+    let well_formed = parts.is_some_and(|parts| {
+        OwnerKind::parse(parts[1]).is_some()
+            && parts
+                .iter()
+                .all(|p| !p.is_empty() && p.bytes().all(|b| ident_char(char::from(b))))
+    });
+    let Some([tenant_id, owner_kind, owner_id]) = parts.filter(|_| well_formed) else {
         return fail(
             Code::BadAccountId,
             "account_id must be {tenant_id}/{owner_kind}/{owner_id}",
         );
-    }
+    };
     tenant(&intent.tenant)?;
-    if intent.account_id != intent.tenant.account_id() {
+    // The parts hold no '/', nor do the tenant's checked ids: comparing them part by part is
+    // comparing `account_id` with `tenant.account_id()`, without making that string.
+    let t = &intent.tenant;
+    if (tenant_id, owner_kind, owner_id) != (&t.tenant_id, t.owner_kind.as_str(), &t.owner_id) {
         return fail(
             Code::AccountMismatch,
             "account_id does not match the tenant block",
@@ -266,7 +284,7 @@ fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64, rules: Rules)
             format!("content over {CONTENT_CHARS_MAX} chars"),
         );
     }
-    if op.content.chars().any(char::is_control) {
+    if has_control(&op.content) {
         return fail(
             Code::ContentMultiline,
             "content must be one line without control characters",
@@ -443,7 +461,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
         );
     }
     if !bounded(&intent.action_id, 1, ACTION_ID_CHARS_MAX)
-        || intent.action_id.chars().any(char::is_control)
+        || has_control(&intent.action_id)
     {
         return fail(
             Code::BadActionId,
@@ -677,6 +695,82 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64, rules: Rules) -> Check {
             short("target", p.target.as_deref())?;
             short("entity_id", p.entity_id.as_deref())?;
             reason_text(&p.reason, false)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Texts of printable ASCII, the characters the checks refuse, and other non-ASCII text.
+    fn texts() -> impl Strategy<Value = String> {
+        let pick = prop_oneof![
+            4 => proptest::char::range(' ', '~'),
+            1 => proptest::sample::select(vec![
+                '\n', '\t', '\r', '\0', '\u{7f}', '\u{85}', '\u{9f}', '\u{2028}', '\u{2029}',
+                '\u{200B}', '\u{202E}', '\u{FEFF}', '\u{E0041}', 'é', '字', '🙂',
+            ]),
+            1 => any::<char>(),
+        ];
+        proptest::collection::vec(pick, 0..24).prop_map(|v| v.into_iter().collect())
+    }
+
+    /// `account` answers as comparing `account_id` with `tenant.account_id()` did.
+    #[test]
+    fn account_compares_as_the_formatted_id() {
+        let base: Intent =
+            serde_json::from_str(include_str!("../../examples/intent.json")).expect("example");
+        let cases = [
+            "t_acme/user/u_alice",
+            "t_acme/user/u_bob",
+            "t_acme/team/u_alice",
+            "t_other/user/u_alice",
+            "t_acme/user/u_alice/x",
+            "t_acme/user",
+            "t_acme//u_alice",
+            "t_acme/user/u_alicé",
+        ];
+        for id in cases {
+            let mut it = base.clone();
+            it.account_id = id.to_owned();
+            let old = {
+                let parts: Vec<&str> = id.split('/').collect();
+                let well_formed = parts.len() == 3
+                    && OwnerKind::parse(parts[1]).is_some()
+                    && parts
+                        .iter()
+                        .all(|p| !p.is_empty() && p.chars().all(ident_char));
+                if !well_formed {
+                    Some(Code::BadAccountId)
+                } else if id != it.tenant.account_id() {
+                    Some(Code::AccountMismatch)
+                } else {
+                    None
+                }
+            };
+            assert_eq!(account(&it).err().map(|r| r.code), old, "{id}");
+        }
+    }
+
+    proptest! {
+        /// The byte-wise fast paths answer as the char-by-char definitions do.
+        #[test]
+        fn fast_paths_answer_as_the_char_checks(s in texts()) {
+            prop_assert_eq!(has_control(&s), s.chars().any(char::is_control));
+            for shape in [Text::Line, Text::Lines] {
+                let refused = |c: char| match c {
+                    '\n' | '\t' | '\r' => shape == Text::Line,
+                    '\u{2028}' | '\u{2029}' => true,
+                    c => c.is_control() || hides_text(c),
+                };
+                prop_assert_eq!(text("f", &s, shape).is_ok(), !s.chars().any(refused));
+            }
+            prop_assert_eq!(
+                s.bytes().all(|b| ident_char(char::from(b))),
+                s.chars().all(ident_char)
+            );
         }
     }
 }
