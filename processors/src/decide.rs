@@ -670,9 +670,10 @@ pub fn op_bytes(row: &Row, limits: &Limits) -> usize {
     let row_len = if limits.keyed() {
         seal::wire_bytes(row)
     } else {
-        let mut b = Vec::with_capacity(256);
-        row.encode(&mut b);
-        b.len()
+        ids::with_buffer(|b| {
+            row.encode(b);
+            b.len()
+        })
     };
     row_len - kledger_schemas::avro::long_len(row.commit_seq) + 10 + 1
 }

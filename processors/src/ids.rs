@@ -12,13 +12,18 @@ const HEX: &[u8; 16] = b"0123456789abcdef";
 
 /// Lowercase hex of `bytes`.
 pub fn to_hex(bytes: &[u8]) -> String {
-    let mut out = Vec::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        out.push(HEX[usize::from(b >> 4)]);
-        out.push(HEX[usize::from(b & 0x0f)]);
+    let mut out = String::with_capacity(bytes.len() * 2);
+    // A digest at a time through a stack buffer: no capacity check per digit.
+    for chunk in bytes.chunks(32) {
+        let mut buf = [0u8; 64];
+        for (pair, b) in buf.chunks_exact_mut(2).zip(chunk) {
+            pair[0] = HEX[usize::from(b >> 4)];
+            pair[1] = HEX[usize::from(b & 0x0f)];
+        }
+        // Only ASCII hex digits were written.
+        out.push_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or_default());
     }
-    // Only ASCII hex digits were pushed.
-    String::from_utf8(out).unwrap_or_default()
+    out
 }
 
 /// Parses 64 hex digits (either case) into 32 bytes.
@@ -57,23 +62,46 @@ pub fn from_hex32(s: &str) -> Option<[u8; 32]> {
 }
 
 thread_local! {
-    static BUFFER: std::cell::RefCell<Vec<u8>> = std::cell::RefCell::new(Vec::with_capacity(4096));
+    /// Spare scratch buffers of this thread ([`with_buffer`], [`FieldHasher`]).
+    static SPARE: std::cell::RefCell<Vec<Vec<u8>>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-/// Runs `f` with an empty scratch buffer reused across calls on this thread.
-fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
-    BUFFER.with(|b| match b.try_borrow_mut() {
-        Ok(mut buf) => {
-            buf.clear();
-            let r = f(&mut buf);
-            // Do not let one huge record pin memory.
-            if buf.capacity() > 1 << 20 {
-                *buf = Vec::with_capacity(4096);
-            }
-            r
+/// Scratch buffers a thread keeps for reuse, and the largest one it keeps (one huge record
+/// must not pin memory).
+const SPARE_MAX: usize = 8;
+const SPARE_BYTES_MAX: usize = 1 << 20;
+
+/// An empty buffer from this thread's spares, or a new one.
+fn take_buffer() -> Vec<u8> {
+    SPARE
+        .try_with(|s| s.borrow_mut().pop())
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| Vec::with_capacity(4096))
+}
+
+/// Gives `buf` back to this thread's spares (emptied), unless it is too large or they are full.
+fn give_buffer(mut buf: Vec<u8>) {
+    if buf.capacity() == 0 || buf.capacity() > SPARE_BYTES_MAX {
+        return;
+    }
+    buf.clear();
+    // During the thread's teardown the spares may be gone: the buffer is then just dropped.
+    let _ = SPARE.try_with(|s| {
+        let mut s = s.borrow_mut();
+        if s.len() < SPARE_MAX {
+            s.push(buf);
         }
-        Err(_) => f(&mut Vec::new()),
-    })
+    });
+}
+
+/// Runs `f` with an empty scratch buffer reused across calls on this thread (nested calls
+/// each get their own).
+pub fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+    let mut buf = take_buffer();
+    let r = f(&mut buf);
+    give_buffer(buf);
+    r
 }
 
 thread_local! {
@@ -117,14 +145,21 @@ impl std::fmt::Debug for LedgerSecret {
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// A SHA-256 over length-prefixed fields. Fields are gathered in a buffer and hashed in one
-/// call (the digest is the same as hashing them one by one, with less per-call overhead).
+/// call (the digest is the same as hashing them one by one, with less per-call overhead); the
+/// buffer is one of the thread's scratch buffers, given back when the hasher is dropped.
 #[derive(Debug, Default)]
 pub struct FieldHasher(Vec<u8>);
+
+impl Drop for FieldHasher {
+    fn drop(&mut self) {
+        give_buffer(std::mem::take(&mut self.0));
+    }
+}
 
 impl FieldHasher {
     /// A new hasher with a domain tag (keeps hashes of different things apart).
     pub fn new(domain: &str) -> Self {
-        let mut h = Self(Vec::with_capacity(512));
+        let mut h = Self(take_buffer());
         h.bytes(domain.as_bytes());
         h
     }
@@ -497,6 +532,45 @@ mod tests {
             h.finish_keyed(&b),
             fresh(&a, &FieldHasher::new("test").str("one").0)
         );
+    }
+
+    #[test]
+    fn to_hex_is_lowercase_two_digits_a_byte() {
+        for n in 0..=70usize {
+            let bytes: Vec<u8> = (0..n).map(|i| (i * 37 + 11) as u8).collect();
+            let want: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            assert_eq!(to_hex(&bytes), want, "{n} bytes");
+        }
+    }
+
+    /// A hasher's buffer comes from the thread's spares: it starts empty however much the last
+    /// one held, and hashers alive at once do not share one.
+    #[test]
+    fn reused_buffers_start_empty_and_are_not_shared() {
+        let plain = |fields: &[&str]| -> [u8; 32] {
+            let mut b = Vec::new();
+            for f in fields {
+                b.extend_from_slice(&(f.len() as u64).to_be_bytes());
+                b.extend_from_slice(f.as_bytes());
+            }
+            Sha256::digest(&b).into()
+        };
+        let long = "x".repeat(100_000);
+        let mut big = FieldHasher::new("d");
+        big.str(&long);
+        assert_eq!(big.finish(), plain(&["d", &long]));
+        let mut outer = FieldHasher::new("d");
+        outer.str("outer");
+        let mut inner = FieldHasher::new("d");
+        inner.str("inner");
+        let nested = with_buffer(|b| {
+            b.extend_from_slice(b"scratch");
+            b.len()
+        });
+        assert_eq!(nested, 7);
+        assert_eq!(inner.finish(), plain(&["d", "inner"]));
+        outer.str("more");
+        assert_eq!(outer.finish(), plain(&["d", "outer", "more"]));
     }
 
     #[test]

@@ -266,8 +266,10 @@ pub fn shred(row: &mut Row) {
 /// empty, plus its [`Sealed`] (key id, MAC, ciphertext of the content and the tag). Exact for
 /// a row that is or will be encrypted; a tombstone's ciphertext is empty.
 pub fn wire_bytes(row: &Row) -> usize {
-    let mut blanked = Vec::with_capacity(256);
-    row.encode_as(&mut blanked, kledger_schemas::Form::Hashed);
+    let blanked = ids::with_buffer(|buf| {
+        row.encode_as(buf, kledger_schemas::Form::Hashed);
+        buf.len()
+    });
     // The hashed form ends with the MAC (or a 0 for a row without one); the wire form has the
     // union branch and the Sealed record there instead.
     let mac_len = row
@@ -277,11 +279,12 @@ pub fn wire_bytes(row: &Row) -> usize {
     let cipher = if row.status == kledger_schemas::Status::Tombstoned {
         0
     } else {
-        let mut plain = Vec::with_capacity(256);
-        content(row, &mut plain);
-        plain.len() + TAG_BYTES
+        ids::with_buffer(|buf| {
+            content(row, buf);
+            buf.len()
+        }) + TAG_BYTES
     };
-    blanked.len() - mac_len
+    blanked - mac_len
         + 1 // union branch
         + long_len(KEY_ID_HEX as i64) + KEY_ID_HEX
         + long_len(MAC_HEX as i64) + MAC_HEX

@@ -39,7 +39,13 @@ pub fn long_len(v: i64) -> usize {
 /// Writes Avro `bytes` / `string`: a length then the bytes.
 #[inline]
 pub fn write_bytes(out: &mut Vec<u8>, b: &[u8]) {
-    write_long(out, b.len() as i64);
+    if b.len() < 64 {
+        // Most strings: a one-byte length (zigzag 2n < 128), one reservation for both.
+        out.reserve(1 + b.len());
+        out.push((b.len() as u8) << 1);
+    } else {
+        write_long(out, b.len() as i64);
+    }
     out.extend_from_slice(b);
 }
 
@@ -373,7 +379,20 @@ macro_rules! avro_enum {
 
 #[cfg(test)]
 mod long_len_tests {
-    use super::{long_len, write_long};
+    use super::{long_len, write_bytes, write_long};
+
+    #[test]
+    fn write_bytes_is_a_long_length_then_the_bytes() {
+        for n in [0usize, 1, 62, 63, 64, 65, 127, 128, 300, 20_000] {
+            let b: Vec<u8> = (0..n).map(|i| i as u8).collect();
+            let mut want = vec![9u8];
+            write_long(&mut want, n as i64);
+            want.extend_from_slice(&b);
+            let mut out = vec![9u8];
+            write_bytes(&mut out, &b);
+            assert_eq!(out, want, "{n}");
+        }
+    }
 
     #[test]
     fn long_len_is_what_write_long_writes() {
