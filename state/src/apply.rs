@@ -28,16 +28,34 @@ fn row<R: StateRead + ?Sized>(
     p: i32,
     acct: &str,
     id: &str,
-    open: bool,
+    open: Option<&mut Opened>,
 ) -> Result<Option<Row>, StateError> {
     let Some(v) = r.get(Cf::Rows, &keys::child(p, acct, id.as_bytes())?)? else {
         return Ok(None);
     };
     let mut row = decode(id, &v)?;
-    if open {
-        open_row(r, p, acct, &mut row)?;
+    if let Some(opened) = open {
+        open_row(r, p, acct, &mut row, opened)?;
     }
     Ok(Some(row))
+}
+
+/// The data keys `load` read to open rows, by key id: the commit that changes those rows
+/// re-seals them under the same keys, and takes them from here instead of reading them again.
+#[derive(Default)]
+struct Opened(Vec<(String, [u8; KEY_BYTES])>);
+
+impl Opened {
+    fn get(&self, key_id: &str) -> Option<[u8; KEY_BYTES]> {
+        self.0.iter().find(|(id, _)| id == key_id).map(|(_, k)| *k)
+    }
+}
+
+impl std::fmt::Debug for Opened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Key ids only: never key material.
+        f.debug_list().entries(self.0.iter().map(|(id, _)| id)).finish()
+    }
 }
 
 fn decode(id: &str, v: &[u8]) -> Result<Row, StateError> {
@@ -75,6 +93,7 @@ fn open_row<R: StateRead + ?Sized>(
     p: i32,
     acct: &str,
     row: &mut Row,
+    opened: &mut Opened,
 ) -> Result<(), StateError> {
     let Some(s) = &row.sealed else {
         return Ok(());
@@ -82,10 +101,17 @@ fn open_row<R: StateRead + ?Sized>(
     if s.ciphertext.0.is_empty() {
         return Ok(());
     }
-    let key = data_key(r, p, acct, &s.key_id)?.ok_or_else(|| StateError::Shredded {
-        account: acct.to_owned(),
-        memory_id: row.memory_id.clone(),
-    })?;
+    let key = match opened.get(&s.key_id) {
+        Some(k) => k,
+        None => {
+            let k = data_key(r, p, acct, &s.key_id)?.ok_or_else(|| StateError::Shredded {
+                account: acct.to_owned(),
+                memory_id: row.memory_id.clone(),
+            })?;
+            opened.0.push((s.key_id.clone(), k));
+            k
+        }
+    };
     seal::open(acct, row, &key)
         .map_err(|e| StateError::Corrupt(format!("{acct}: row {}: {e}", row.memory_id)))
 }
@@ -155,6 +181,16 @@ pub fn load<R: StateRead + ?Sized>(
     p: i32,
     intent: &Intent,
 ) -> Result<AccountState, StateError> {
+    load_opened(r, p, intent, &mut Opened::default())
+}
+
+/// [`load`], keeping in `opened` the data keys it read to open rows.
+fn load_opened<R: StateRead + ?Sized>(
+    r: &R,
+    p: i32,
+    intent: &Intent,
+    opened: &mut Opened,
+) -> Result<AccountState, StateError> {
     let acct = intent.account_id.as_str();
     let mut s = AccountState::default();
     // An over-long account id or action id cannot be in state; validation rejects it.
@@ -176,7 +212,7 @@ pub fn load<R: StateRead + ?Sized>(
     // nothing: it opens none).
     let open = !purges_only(intent);
     for id in &n.rows {
-        if let Some(row) = row(r, p, acct, id, open)? {
+        if let Some(row) = row(r, p, acct, id, open.then_some(&mut *opened))? {
             s.rows.insert(id.clone(), row);
         }
     }
@@ -184,7 +220,7 @@ pub fn load<R: StateRead + ?Sized>(
         if let Some(v) = r.get(Cf::Slots, &keys::child(p, acct, slot.as_bytes())?)? {
             let id = String::from_utf8(v).map_err(|_| StateError::Corrupt("slot value".into()))?;
             if !s.rows.contains_key(&id)
-                && let Some(row) = row(r, p, acct, &id, false)?
+                && let Some(row) = row(r, p, acct, &id, None)?
             {
                 s.rows.insert(id.clone(), row);
             }
@@ -197,7 +233,7 @@ pub fn load<R: StateRead + ?Sized>(
         for (k, _) in r.scan(Cf::Subjects, &prefix, ENTITY_ROWS_MAX)? {
             let id = String::from_utf8(k[prefix.len()..].to_vec())
                 .map_err(|_| StateError::Corrupt("subject key".into()))?;
-            if let Some(row) = row(r, p, acct, &id, false)? {
+            if let Some(row) = row(r, p, acct, &id, None)? {
                 s.rows.insert(id.clone(), row);
             }
             ids.push(id);
@@ -258,10 +294,11 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         intent: Intent,
         meta: &RecordMeta,
     ) -> Result<Decision, StateError> {
-        let state = load(&self.overlay, meta.partition, &intent)?;
+        let mut opened = Opened::default();
+        let state = load_opened(&self.overlay, meta.partition, &intent, &mut opened)?;
         let mut decision = decide_owned(&state, intent, meta, &self.limits);
         if decision.commits.iter().any(|c| c.keyed) {
-            self.encrypt(&mut decision, meta.partition)?;
+            self.encrypt(&mut decision, meta.partition, &opened)?;
         }
         for commit in &decision.commits {
             match fold(&mut self.overlay, commit, meta.partition)? {
@@ -278,8 +315,9 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
     }
 
     /// Encrypts a keyed decision's rows (rules v4) under their data keys — a new key for each
-    /// new row, written to the batch — and encodes its records.
-    fn encrypt(&mut self, d: &mut Decision, p: i32) -> Result<(), StateError> {
+    /// new row, written to the batch — and encodes its records. A row `load` opened is
+    /// re-sealed under the key it read (`opened`), without reading it again.
+    fn encrypt(&mut self, d: &mut Decision, p: i32, opened: &Opened) -> Result<(), StateError> {
         for commit in &mut d.commits {
             let acct = commit.account_id.as_str();
             for op in &mut commit.ops {
@@ -292,7 +330,11 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
                 let key = match key_id.as_deref() {
                     Some(id) if !id.is_empty() => DataKey {
                         id: id.to_owned(),
-                        key: data_key(&self.overlay, p, acct, id)?.ok_or_else(|| {
+                        key: match opened.get(id) {
+                            Some(k) => Some(k),
+                            None => data_key(&self.overlay, p, acct, id)?,
+                        }
+                        .ok_or_else(|| {
                             StateError::Corrupt(format!(
                                 "{acct}: data key {id} of row {} missing",
                                 row.memory_id
