@@ -11,7 +11,10 @@
 //! pass-through (goal ≥ 0.8 in both modes), 2 threads to 1 (goal ≥ 1.6 with the broker in its
 //! own process), rules v4 to v3. Every rate runs from the first record read to the commit of
 //! the last record's offset, so group joins and restores are not counted (the processor's
-//! window is read off its metrics: see `processor_rate`).
+//! window is read off its metrics: see `processor_rate`). Each run also prints how busy the
+//! machine was over that window (`/proc/stat`, every process: a broker of its own counts) and
+//! its CPU µs per intent, and the most CPU per intent the goal leaves the processor (the
+//! machine's cores at 0.8 of the pass-through's rate).
 //!
 //! Run: `cargo bench -p kledger-topology --bench pipeline` (`-- 50000` for fewer intents,
 //! `-- in-process` or `-- process` for one broker mode). `-- decide` measures the apply
@@ -41,9 +44,9 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 const RUNS: usize = 3;
 
 /// The pass-through: read a batch, produce every record, await delivery, commit offsets.
-fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> f64 {
+fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> Window {
     let total: i64 = want.values().sum();
-    let mut started: Option<Instant> = None;
+    let mut started: Option<(Instant, Cpu)> = None;
     let consumer: BaseConsumer = consumer_config(config, "bench").create().expect("consumer");
     consumer
         .subscribe(&[&config.topics().intents])
@@ -63,7 +66,7 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
             });
             match consumer.poll(timeout) {
                 Some(Ok(m)) => {
-                    started.get_or_insert_with(Instant::now);
+                    started.get_or_insert_with(|| (Instant::now(), Cpu::now()));
                     deadline.get_or_insert_with(|| {
                         Instant::now() + Duration::from_millis(config.processor.batch.wait_ms)
                     });
@@ -106,7 +109,8 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
         }
         done += batch.len() as i64;
     }
-    total as f64 / started.map_or(f64::NAN, |t| t.elapsed().as_secs_f64())
+    let (t, cpu) = started.expect("records were read");
+    Window::new(total as usize, t, &cpu)
 }
 
 /// Apply thread counts measured, the default (the cores available on the bench's machine) first.
@@ -129,6 +133,9 @@ fn bench(in_process: bool) {
     let mut limit = Vec::new();
     let mut ours: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     let mut clear = Vec::new();
+    // Machine CPU µs per intent of each run (start, join and restore included).
+    let mut cpu_limit = Vec::new();
+    let mut cpu_ours: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for run in 0..RUNS {
         let mut c = base.clone();
         for (i, threads) in THREADS.into_iter().enumerate() {
@@ -150,9 +157,10 @@ fn bench(in_process: bool) {
                 ))
                 .expect("output topic");
                 c.kafka.group_id = format!("bench-pass-{run}");
-                let rate = pass_through(&c, &out, &want);
-                println!("run {run}: pass-through {rate:.0} intents/s");
-                limit.push(rate);
+                let w = pass_through(&c, &out, &want);
+                println!("run {run}: pass-through {}", w.describe());
+                limit.push(w.rate);
+                cpu_limit.push(w.cpu_us);
             }
             c.kafka.group_id = format!("bench-kledger-{run}-{threads}");
             c.processor.apply_threads = threads;
@@ -160,9 +168,13 @@ fn bench(in_process: bool) {
             c.views.dir = dir.path().join(format!("views-{run}-{threads}"));
             c.vectors.dir = dir.path().join(format!("vectors-{run}-{threads}"));
             // Both rates run from the first record: group join and restore are not throughput.
-            let rate = processor_run(&rt, &c, &want, records.len());
-            println!("run {run}: kledger processor, {threads} apply thread(s) {rate:.0} intents/s");
-            ours.entry(threads).or_default().push(rate);
+            let w = processor_run(&rt, &c, &want, records.len());
+            println!(
+                "run {run}: kledger processor, {threads} apply thread(s) {}",
+                w.describe()
+            );
+            ours.entry(threads).or_default().push(w.rate);
+            cpu_ours.entry(threads).or_default().push(w.cpu_us);
         }
         // The same intents decided under rules v3 (content in the clear, no data keys), with
         // the default threads: what sealing costs.
@@ -174,9 +186,12 @@ fn bench(in_process: bool) {
         v3.state.dir = dir.path().join(format!("state-v3-{run}"));
         v3.views.dir = dir.path().join(format!("views-v3-{run}"));
         v3.vectors.dir = dir.path().join(format!("vectors-v3-{run}"));
-        let rate = processor_run(&rt, &v3, &want, records.len());
-        println!("run {run}: kledger processor, rules v3 (not sealed) {rate:.0} intents/s");
-        clear.push(rate);
+        let w = processor_run(&rt, &v3, &want, records.len());
+        println!(
+            "run {run}: kledger processor, rules v3 (not sealed) {}",
+            w.describe()
+        );
+        clear.push(w.rate);
     }
     let l = median(limit);
     let o: BTreeMap<usize, f64> = ours.into_iter().map(|(t, v)| (t, median(v))).collect();
@@ -189,6 +204,16 @@ fn bench(in_process: bool) {
         println!(
             "{mode}: kledger, {t} apply thread(s): {r:.0}/s, ratio to the pass-through {:.2} (goal ≥ 0.80)",
             r / l
+        );
+    }
+    // What CPU the goal leaves: at 0.8 of the pass-through's rate with every core busy.
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let budget = cores / (0.8 * l) * 1e6;
+    let pass_cpu = median(cpu_limit);
+    for (t, v) in cpu_ours {
+        println!(
+            "{mode}: machine CPU per intent, {t} apply thread(s): {:.1} µs (pass-through {pass_cpu:.1} µs); 0.8 of the pass-through's rate on {cores} cores leaves at most {budget:.1} µs",
+            median(v)
         );
     }
     let (two, one) = (o[&2], o[&1]);

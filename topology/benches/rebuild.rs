@@ -105,7 +105,7 @@ fn main() {
         c.vectors.dir = dir.path().join(format!("vectors-{run}"));
         fresh_topics(&rt, &mut c, &format!("rebuild{run}"), &text);
         // Both rates run from the first record: group join and restore are not throughput.
-        let rate = processor_run(&rt, &c, &want, records.len());
+        let rate = processor_run(&rt, &c, &want, records.len()).rate;
         println!("run {run}: live processor {rate:.0} intents/s");
         live.push(rate);
 

@@ -246,13 +246,13 @@ pub(crate) fn processor_rate(
     c: &Config,
     want: &BTreeMap<i32, i64>,
     total: usize,
-) -> f64 {
+) -> Window {
     let tick = Duration::from_millis(5);
-    let started = loop {
+    let (started, cpu) = loop {
         let s = Scrape::now();
         if s.collects > before.collects {
             let back = Duration::from_secs_f64(s.collect_seconds - before.collect_seconds);
-            break Instant::now() - back;
+            break (Instant::now() - back, Cpu::now());
         }
         std::thread::sleep(tick);
     };
@@ -263,7 +263,39 @@ pub(crate) fn processor_rate(
         want,
         Duration::from_millis(10),
     );
-    total as f64 / started.elapsed().as_secs_f64()
+    Window::new(total, started, &cpu)
+}
+
+/// A run's rate, and the machine's CPU over (about) the same window.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Window {
+    /// Intents per second.
+    pub rate: f64,
+    /// Cores busy on average ([`Cpu`]).
+    pub cores: f64,
+    /// The machine's busy CPU µs per intent.
+    pub cpu_us: f64,
+}
+
+impl Window {
+    /// `total` intents from `started` to now; the CPU from `cpu` (taken when the window began,
+    /// or as soon after as the bench saw it begin) to now.
+    pub(crate) fn new(total: usize, started: Instant, cpu: &Cpu) -> Self {
+        let (cores, secs) = Cpu::now().since(cpu);
+        Self {
+            rate: total as f64 / started.elapsed().as_secs_f64(),
+            cores,
+            cpu_us: secs / total as f64 * 1e6,
+        }
+    }
+
+    /// `… intents/s; machine busy … cores, … CPU µs per intent`.
+    pub(crate) fn describe(&self) -> String {
+        format!(
+            "{:.0} intents/s; machine busy {:.2} cores, {:.1} CPU µs per intent",
+            self.rate, self.cores, self.cpu_us
+        )
+    }
 }
 
 /// A fresh set of topics under `prefix` with the intents published on them.
@@ -297,13 +329,14 @@ pub(crate) fn median(mut v: Vec<f64>) -> f64 {
 }
 
 /// Runs kledger on `c` until every intent of `want` is decided and its offset committed;
-/// returns the processor's rate over the window of [`processor_rate`] (`total` intents).
+/// returns the processor's rate and CPU over the window of [`processor_rate`] (`total`
+/// intents).
 pub(crate) fn processor_run(
     rt: &tokio::runtime::Runtime,
     c: &Config,
     want: &BTreeMap<i32, i64>,
     total: usize,
-) -> f64 {
+) -> Window {
     let before = Scrape::now();
     let running = rt
         .block_on(kledger_topology::app::start(c.clone()))
@@ -312,7 +345,7 @@ pub(crate) fn processor_run(
     while !running.status.ready() {
         std::thread::sleep(Duration::from_millis(5));
     }
-    let rate = processor_rate(&before, c, want, total);
+    let window = processor_rate(&before, c, want, total);
     wait_committed(
         &c.kafka.bootstrap_servers,
         &c.kafka.group_id,
@@ -324,5 +357,49 @@ pub(crate) fn processor_run(
         "  seconds by batch phase: {}",
         Scrape::now().phases_since(&before)
     );
-    rate
+    window
+}
+
+/// The machine's CPU time so far, from the first line of `/proc/stat` (clock ticks of all
+/// cores): busy (user, nice, system, irq, softirq, steal) and all (those and idle, iowait).
+/// Whatever runs on the machine counts: the bench, a broker in its own process, RocksDB's
+/// and librdkafka's threads.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cpu {
+    busy: u64,
+    all: u64,
+    at: Instant,
+}
+
+impl Cpu {
+    /// Now.
+    pub(crate) fn now() -> Self {
+        let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+        let ticks: Vec<u64> = stat
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .split_whitespace()
+            .skip(1)
+            .take(8)
+            .filter_map(|t| t.parse().ok())
+            .collect();
+        // user nice system idle iowait irq softirq steal
+        let get = |i: usize| ticks.get(i).copied().unwrap_or(0);
+        let idle = get(3) + get(4);
+        let busy = get(0) + get(1) + get(2) + get(5) + get(6) + get(7);
+        Self {
+            busy,
+            all: busy + idle,
+            at: Instant::now(),
+        }
+    }
+
+    /// Cores busy on average since `before`, and the busy CPU seconds (cores busy × seconds).
+    pub(crate) fn since(&self, before: &Cpu) -> (f64, f64) {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+        let all = self.all.saturating_sub(before.all).max(1) as f64;
+        let busy = self.busy.saturating_sub(before.busy) as f64 / all * cores;
+        (busy, busy * self.at.duration_since(before.at).as_secs_f64())
+    }
 }
