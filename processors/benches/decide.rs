@@ -128,8 +128,15 @@ fn main() {
     // Rules v4 (the default) keys every id and hash and marks each row with its content's MAC;
     // the runner encrypts and encodes those commits afterwards (not timed here). Rules v3
     // hashes with plain SHA-256 and encodes the commit record here.
-    let runs = [(1usize, Limits::default(), "v4"), (4, Limits::default(), "v4"), (1, v3, "v3")];
-    for (ops, limits, rules) in runs.into_iter().filter(|(n, ..)| only.is_none_or(|o| o == *n)) {
+    let runs = [
+        (1usize, Limits::default(), "v4"),
+        (4, Limits::default(), "v4"),
+        (1, v3, "v3"),
+    ];
+    for (ops, limits, rules) in runs
+        .into_iter()
+        .filter(|(n, ..)| only.is_none_or(|o| o == *n))
+    {
         let inputs: Vec<Vec<u8>> = (0..ACCOUNTS)
             .map(|i| encode_single_object(&intent_for(i, &format!("bench-{ops}-{i}"), 3, ops)))
             .collect();

@@ -460,9 +460,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
             "record timestamp must be in [0, 2^48) ms",
         );
     }
-    if !bounded(&intent.action_id, 1, ACTION_ID_CHARS_MAX)
-        || has_control(&intent.action_id)
-    {
+    if !bounded(&intent.action_id, 1, ACTION_ID_CHARS_MAX) || has_control(&intent.action_id) {
         return fail(
             Code::BadActionId,
             "action_id must be 1..=256 chars without control characters",

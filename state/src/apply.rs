@@ -54,7 +54,9 @@ impl Opened {
 impl std::fmt::Debug for Opened {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // Key ids only: never key material.
-        f.debug_list().entries(self.0.iter().map(|(id, _)| id)).finish()
+        f.debug_list()
+            .entries(self.0.iter().map(|(id, _)| id))
+            .finish()
     }
 }
 
