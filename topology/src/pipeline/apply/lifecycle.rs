@@ -132,15 +132,19 @@ impl Processor {
     }
 
     /// Sends `decided`'s commits and receipts, each with the configured delivery timeout.
+    /// Handing the records to the producer is the `send` phase (delivery is awaited later).
     fn send(&mut self, decided: &Decided) -> Sent {
+        let t = Instant::now();
         let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        send(
+        let sent = send(
             &self.producer,
             &self.topics,
             &mut self.next_id,
             decided,
             timeout,
-        )
+        );
+        phase("send", t);
+        sent
     }
 
     /// Hands `decided`'s data keys to the producer (none: `None`), without waiting: their

@@ -333,12 +333,21 @@ impl Processor {
                 // Finish the batch in flight so its effects are durable before stopping.
                 break self.settle(&mut in_flight);
             }
+            let asked = Instant::now();
             let batch = self.reader.next_batch();
-            // Time spent reading input: from the first record to the batch's end.
-            if let Some(span) = self.reader.collect_span() {
+            // Time spent reading input: from the first record to the batch's end (`collect`),
+            // and before it, waiting for a first record and checking positions (`wait`).
+            let span = self.reader.collect_span();
+            if let Some(span) = span {
                 metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
                     .record(span.as_secs_f64());
             }
+            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "wait").record(
+                asked
+                    .elapsed()
+                    .saturating_sub(span.unwrap_or_default())
+                    .as_secs_f64(),
+            );
             // A rebalance waits for the batch in flight: its state and offsets are written
             // before partitions change hands (a revoke is acknowledged after a flush).
             let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
