@@ -248,11 +248,11 @@ pub(crate) fn processor_rate(
     total: usize,
 ) -> Window {
     let tick = Duration::from_millis(5);
-    let (started, cpu) = loop {
+    let (started, cpu, first) = loop {
         let s = Scrape::now();
         if s.collects > before.collects {
             let back = Duration::from_secs_f64(s.collect_seconds - before.collect_seconds);
-            break (Instant::now() - back, Cpu::now());
+            break (Instant::now() - back, Cpu::now(), s);
         }
         std::thread::sleep(tick);
     };
@@ -263,7 +263,13 @@ pub(crate) fn processor_rate(
         want,
         Duration::from_millis(10),
     );
-    Window::new(total, started, &cpu)
+    let window = Window::new(total, started, &cpu);
+    // The phases within the window (from the first batch's collect to the last offset).
+    eprintln!(
+        "  seconds by batch phase in the window: {}",
+        Scrape::now().phases_since(&first)
+    );
+    window
 }
 
 /// A run's rate, and the machine's CPU over (about) the same window.
@@ -353,10 +359,6 @@ pub(crate) fn processor_run(
         want,
     );
     rt.block_on(running.stop()).expect("stop");
-    eprintln!(
-        "  seconds by batch phase: {}",
-        Scrape::now().phases_since(&before)
-    );
     window
 }
 
