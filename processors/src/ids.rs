@@ -97,7 +97,7 @@ fn give_buffer(mut buf: Vec<u8>) {
 
 /// Runs `f` with an empty scratch buffer reused across calls on this thread (nested calls
 /// each get their own).
-pub fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+pub(crate) fn with_buffer<R>(f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
     let mut buf = take_buffer();
     let r = f(&mut buf);
     give_buffer(buf);

@@ -207,7 +207,7 @@ fn bench(in_process: bool) {
         );
     }
     // What CPU the goal leaves: at 0.8 of the pass-through's rate with every core busy.
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
+    let cores = cores();
     let budget = cores / (0.8 * l) * 1e6;
     let pass_cpu = median(cpu_limit);
     for (t, v) in cpu_ours {

@@ -19,8 +19,9 @@
 //!   the query embedding timed in the same loop, between the searches (the model streams all
 //!   its weights for each query, and its latency moves with the machine's other tenants: p99
 //!   2.3–2.5 ms back to back before the loop, 3.8–4.8 ms in it, between the searches or right
-//!   after another embedding); the ratios against both back-to-back figures are printed too. Then where search's time goes: its ranking and its hydration, and
-//!   each provider alone at search's depth.
+//!   after another embedding); the ratios against both back-to-back figures are printed too.
+//!   Then where search's time goes: its ranking and its hydration, and each provider alone at
+//!   search's depth.
 //!
 //! Run: `cargo bench -p kledger-topology --bench vectors` (add `-- 50000` for fewer intents;
 //! the default 130,000 intents give ≈100k points).

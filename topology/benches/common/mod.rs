@@ -399,9 +399,13 @@ impl Cpu {
 
     /// Cores busy on average since `before`, and the busy CPU seconds (cores busy × seconds).
     pub(crate) fn since(&self, before: &Cpu) -> (f64, f64) {
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get()) as f64;
         let all = self.all.saturating_sub(before.all).max(1) as f64;
-        let busy = self.busy.saturating_sub(before.busy) as f64 / all * cores;
+        let busy = self.busy.saturating_sub(before.busy) as f64 / all * cores();
         (busy, busy * self.at.duration_since(before.at).as_secs_f64())
     }
+}
+
+/// The cores this machine gives the bench.
+pub(crate) fn cores() -> f64 {
+    std::thread::available_parallelism().map_or(1, |n| n.get()) as f64
 }

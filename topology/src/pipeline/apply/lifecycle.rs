@@ -531,16 +531,10 @@ impl Processor {
         // delivered first, as in the idempotent mode, so no commit is written without its
         // key even where the broker does not enforce transactions (the mock cluster shows
         // an aborted transaction's records).
-        if !decided.keys.is_empty() {
-            let keys = Decided {
-                keys: Vec::new(),
-                out: std::mem::take(&mut decided.keys),
-                parts: BTreeMap::new(),
-            };
-            let sent = self.send(&keys);
-            if let Err(why) = await_delivery(&mut self.deliveries, sent).all_or_error() {
-                return Err(self.abort(why));
-            }
+        if let Some(sent) = self.send_keys(&mut decided)
+            && let Err(why) = await_delivery(&mut self.deliveries, sent).all_or_error()
+        {
+            return Err(self.abort(why));
         }
         let next_offsets = decided.next_offsets();
         let sent = self.send(&decided);

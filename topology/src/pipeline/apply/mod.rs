@@ -32,7 +32,7 @@ use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
 use crate::kafka::clients::{
-    Delivery, DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
 use crate::kafka::codec::Codec;
 use crate::kafka::coverage::Coverage;
@@ -186,7 +186,7 @@ impl Processor {
             reader,
             events,
             producer,
-            deliveries: Deliveries::new(deliveries),
+            deliveries,
             next_id: 0,
             parts: BTreeMap::new(),
             generation: 0,
@@ -236,9 +236,7 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        let (producer, deliveries) = new_producer(&self.config)?;
-        self.producer = producer;
-        self.deliveries = Deliveries::new(deliveries);
+        (self.producer, self.deliveries) = new_producer(&self.config)?;
         Ok(())
     }
 
@@ -654,7 +652,7 @@ impl Processor {
 /// The processor's producer (transactional in that mode) and its delivery reports.
 fn new_producer(
     config: &Config,
-) -> anyhow::Result<(ThreadedProducer<DeliveryContext>, Receiver<Delivery>)> {
+) -> anyhow::Result<(ThreadedProducer<DeliveryContext>, Deliveries)> {
     let (dl_tx, deliveries) = channel();
     let tx_id = transactional_id(config);
     let producer: ThreadedProducer<DeliveryContext> = producer_config(config, tx_id.as_deref())
@@ -665,7 +663,7 @@ fn new_producer(
             .init_transactions(Duration::from_secs(30))
             .context("init transactions")?;
     }
-    Ok((producer, deliveries))
+    Ok((producer, Deliveries::new(deliveries)))
 }
 
 fn backoff(config: &Config, attempt: u32) -> Duration {
