@@ -47,12 +47,12 @@ impl StateRead for MemoryStore {
 }
 
 impl StateStore for MemoryStore {
-    fn write(&self, writes: &WriteSet) -> Result<(), StateError> {
+    fn write_all(&self, sets: &[&WriteSet]) -> Result<(), StateError> {
         let mut guard = self
             .cfs
             .write()
             .map_err(|_| StateError::Corrupt("memory store lock poisoned".into()))?;
-        for (cf, k, v) in writes.iter() {
+        for (cf, k, v) in sets.iter().flat_map(|w| w.iter()) {
             let m = guard.entry(cf).or_default();
             match v {
                 Some(v) => m.insert(k.to_vec(), v.to_vec()),

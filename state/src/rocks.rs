@@ -578,9 +578,9 @@ impl StateRead for RocksStore {
 }
 
 impl StateStore for RocksStore {
-    fn write(&self, writes: &WriteSet) -> Result<(), StateError> {
+    fn write_all(&self, sets: &[&WriteSet]) -> Result<(), StateError> {
         let mut batch = WriteBatch::default();
-        for (cf, k, v) in writes.iter() {
+        for (cf, k, v) in sets.iter().flat_map(|w| w.iter()) {
             let h = self.cf(cf)?;
             match v {
                 Some(v) => batch.put_cf(h, k, v),
@@ -589,7 +589,8 @@ impl StateStore for RocksStore {
         }
         self.write_batch(batch)?;
         let names: Vec<&str> = Cf::ALL.iter().map(|cf| cf.name()).collect();
-        self.db.erase(&names, writes.erased(), false)?;
+        self.db
+            .erase(&names, sets.iter().flat_map(|w| w.erased()), false)?;
         Ok(())
     }
 
@@ -641,6 +642,46 @@ mod tests {
         w.put(Cf::Rows, key.to_vec(), b"tombstone".to_vec());
         w.erase_overwritten(key.to_vec());
         store.write(&w).unwrap();
+    }
+
+    /// Several write sets are one write, in order: where two write one key the later one is
+    /// kept (a batch's positions after its writes), and each set's erasures are run.
+    #[test]
+    fn write_all_is_one_write_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RocksStore::open(dir.path(), &RocksConfig::default()).unwrap();
+        let mut first = WriteSet::default();
+        first.put(Cf::Meta, b"p".to_vec(), b"old".to_vec());
+        first.put(Cf::Rows, b"a".to_vec(), b"1".to_vec());
+        first.put(Cf::Rows, b"gone".to_vec(), b"x".to_vec());
+        let mut second = WriteSet::default();
+        second.put(Cf::Meta, b"p".to_vec(), b"new".to_vec());
+        second.delete(Cf::Rows, b"gone".to_vec());
+        second.erase_overwritten(b"a".to_vec());
+        store.write_all(&[&first, &second]).unwrap();
+        assert_eq!(
+            store.get(Cf::Meta, b"p").unwrap().as_deref(),
+            Some(&b"new"[..])
+        );
+        assert_eq!(
+            store.get(Cf::Rows, b"a").unwrap().as_deref(),
+            Some(&b"1"[..])
+        );
+        assert_eq!(store.get(Cf::Rows, b"gone").unwrap(), None);
+        store.erasures().join_running();
+        assert_eq!(
+            store.erasures().totals().0,
+            1,
+            "the second set's erasure ran"
+        );
+        // The memory store keeps the same order.
+        let memory = crate::MemoryStore::new();
+        memory.write_all(&[&first, &second]).unwrap();
+        assert_eq!(
+            memory.get(Cf::Meta, b"p").unwrap().as_deref(),
+            Some(&b"new"[..])
+        );
+        assert_eq!(memory.get(Cf::Rows, b"gone").unwrap(), None);
     }
 
     /// The first purge's erasure starts at once on its own thread; one within the interval

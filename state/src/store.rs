@@ -25,7 +25,12 @@ pub trait StateRead {
 /// Both pass the same conformance suite (`tests/conformance.rs`).
 pub trait StateStore: StateRead + Send + Sync {
     /// Applies a write set atomically.
-    fn write(&self, writes: &WriteSet) -> Result<(), StateError>;
+    fn write(&self, writes: &WriteSet) -> Result<(), StateError> {
+        self.write_all(&[writes])
+    }
+    /// Applies several write sets as one atomic write, in order (where two write one key, the
+    /// later set's write is the one kept).
+    fn write_all(&self, sets: &[&WriteSet]) -> Result<(), StateError>;
     /// Deletes every key of partition `p` in every column family (on revoke).
     fn drop_partition(&self, p: i32) -> Result<(), StateError>;
     /// Visits every entry of `cf` in key order.
