@@ -120,7 +120,7 @@ fn a_batch_decided_on_several_threads_gives_each_partition_what_one_thread_gives
     use kledger_topology::kafka::codec::Codec;
     use kledger_topology::kafka::topics::Topics;
     use kledger_topology::pipeline::apply::batch::{
-        DecideContext, OutKind, decide_parallel, split_by_account,
+        ApplyPool, DecideContext, OutKind, decide_parallel, split_by_account,
     };
     use rdkafka::Timestamp;
     use rdkafka::message::OwnedMessage;
@@ -157,6 +157,8 @@ fn a_batch_decided_on_several_threads_gives_each_partition_what_one_thread_gives
     type PerPartition = Vec<(i32, i64, OutKind, Vec<u8>)>;
     let run = |threads: usize| -> (PerPartition, String) {
         let store = kledger_state::MemoryStore::new();
+        let pool = ApplyPool::new(threads);
+        assert_eq!(pool.threads(), threads);
         let mut out: PerPartition = Vec::new();
         for batch in messages.chunks(500) {
             // Every group holds several accounts, and each account is in one group.
@@ -170,7 +172,7 @@ fn a_batch_decided_on_several_threads_gives_each_partition_what_one_thread_gives
                 }
             }
             let (d, writes) =
-                decide_parallel(&store, &Default::default(), batch, threads, cx).unwrap();
+                decide_parallel(&store, &Default::default(), batch, &pool, cx).unwrap();
             store.write(&writes).unwrap();
             assert_eq!(
                 d.parts.values().map(|p| p.records).sum::<usize>(),

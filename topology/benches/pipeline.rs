@@ -234,7 +234,7 @@ fn bench(in_process: bool) {
 fn decide_only(n: usize) {
     use kledger_topology::kafka::codec::Codec;
     use kledger_topology::kafka::topics::Topics;
-    use kledger_topology::pipeline::apply::batch::{DecideContext, decide_parallel};
+    use kledger_topology::pipeline::apply::batch::{ApplyPool, DecideContext, decide_parallel};
     use rdkafka::message::OwnedMessage;
 
     let records: Vec<kledger_schemas::IntentRecord> =
@@ -284,17 +284,26 @@ fn decide_only(n: usize) {
     let mut rates: BTreeMap<usize, Vec<f64>> = BTreeMap::new();
     for _ in 0..RUNS {
         for threads in THREADS {
+            let pool = ApplyPool::new(threads);
             let dir = tempfile::tempdir().expect("dir");
             let store =
                 kledger_state::RocksStore::open(dir.path(), &config.state.rocks()).expect("store");
             let t = Instant::now();
+            let mut deciding = Duration::ZERO;
             for batch in &batches {
-                let (_, writes) = decide_parallel(&store, &Default::default(), batch, threads, cx)
-                    .expect("decide");
+                let d = Instant::now();
+                let (_, writes) =
+                    decide_parallel(&store, &Default::default(), batch, &pool, cx).expect("decide");
+                deciding += d.elapsed();
                 kledger_state::StateStore::write(&store, &writes).expect("write");
             }
-            let rate = records.len() as f64 / t.elapsed().as_secs_f64();
-            println!("decide and write, {threads} thread(s): {rate:.0} intents/s");
+            let took = t.elapsed();
+            let rate = records.len() as f64 / took.as_secs_f64();
+            println!(
+                "decide and write, {threads} thread(s): {rate:.0} intents/s ({:.2} s deciding, {:.2} s writing)",
+                deciding.as_secs_f64(),
+                (took - deciding).as_secs_f64()
+            );
             rates.entry(threads).or_default().push(rate);
         }
     }

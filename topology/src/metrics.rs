@@ -14,7 +14,7 @@ pub const APPLY_LATENCY_SECONDS: &str = "kledger_apply_latency_seconds";
 /// Records per processed batch.
 pub const BATCH_RECORDS: &str = "kledger_batch_records";
 /// Time per batch phase, seconds, by `phase` (wait, collect, decide, keys, send, deliver,
-/// state, offsets).
+/// settle, offsets on the apply thread; state on the state writer's thread, beside them).
 pub const BATCH_PHASE_SECONDS: &str = "kledger_batch_phase_seconds";
 /// Batches that failed and were retried after a re-sync.
 pub const BATCH_RETRIES_TOTAL: &str = "kledger_batch_retries_total";

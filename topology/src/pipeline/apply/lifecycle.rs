@@ -2,10 +2,12 @@
 //!
 //! In `idempotent` mode batches are pipelined one deep: batch N+1 is decided — against state
 //! plus batch N's writes, which are not durable yet — while batch N's records are on their way
-//! to the broker. N+1's data keys (rules v4) are then handed to the producer, and batch N is
-//! settled (delivery awaited, state written, offsets committed) while they travel; N+1's
-//! commits, receipts and dead letters are sent once N is settled and N+1's keys are written
-//! (a commit is never on the outbox without the key that opens it).
+//! to the broker. N+1's data keys (rules v4) are then handed to the keys producer, and batch
+//! N's delivery is awaited and its state write started on the state writer's thread
+//! ([`super::durable`]) while they travel; N+1's commits, receipts and dead letters are sent
+//! once N is delivered and N+1's keys are written (a commit is never on the outbox without the
+//! key that opens it). N's write runs while N+1 is sent and the next input is read; the loop
+//! waits for it, then commits N's input offsets, before anything reads state again.
 //!
 //! Partitions are independent, so a failure is too: when some of N's records fail, the
 //! partitions they answer re-sync (state catches up with what reached the outbox, reading
@@ -18,7 +20,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use kledger_state::{StateRead, StateStore, WriteSet, keys};
+use kledger_state::{StateRead, WriteSet, keys};
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
@@ -27,6 +29,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{DecideContext, Decided, PartDecided, RefusedAt, decide_parallel};
 use super::delivery::{Failure, Sent, await_delivery, send};
+use super::durable::{Durable, Writing};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
 
@@ -49,8 +52,32 @@ pub(crate) struct InFlight {
 }
 
 impl InFlight {
-    fn partitions(&self) -> BTreeSet<i32> {
-        self.parts.keys().copied().collect()
+    /// Gives up the shares of `failed` partitions: they are delivered (their records are
+    /// sent) but never made durable; the partitions re-sync.
+    fn drop_partitions(&mut self, failed: &BTreeMap<i32, Failure>) {
+        if failed.is_empty() {
+            return;
+        }
+        self.parts.retain(|p, _| !failed.contains_key(p));
+        self.writes.retain_partitions(|p| !failed.contains_key(&p));
+        self.keys_next.retain(|p, _| !failed.contains_key(p));
+    }
+}
+
+/// Adds the failures of `more` to `failed` (a partition failing twice keeps its first reason
+/// and every refused record).
+fn absorb(failed: &mut BTreeMap<i32, Failure>, more: BTreeMap<i32, Failure>) {
+    for (p, f) in more {
+        match failed.entry(p) {
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(f);
+            }
+            std::collections::btree_map::Entry::Occupied(mut e) => {
+                for (offset, reason) in f.refused {
+                    e.get_mut().refused.entry(offset).or_insert(reason);
+                }
+            }
+        }
     }
 }
 
@@ -114,7 +141,7 @@ impl Processor {
             self.store.as_ref(),
             below.unwrap_or(&empty),
             batch,
-            self.apply_threads,
+            &self.apply_pool,
             cx,
         )
         .map_err(|e| match e {
@@ -134,15 +161,19 @@ impl Processor {
     /// Sends `decided`'s commits and receipts, each with the configured delivery timeout.
     /// Handing the records to the producer is the `send` phase (delivery is awaited later).
     fn send(&mut self, decided: &Decided) -> Sent {
+        self.send_on(false, decided)
+    }
+
+    /// [`Self::send`] on the keys producer when `keys` and there is one (records to the keys
+    /// topic, which a batch waits for: that producer does not linger).
+    fn send_on(&mut self, keys: bool, decided: &Decided) -> Sent {
         let t = Instant::now();
         let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let sent = send(
-            &self.producer,
-            &self.topics,
-            &mut self.next_id,
-            decided,
-            timeout,
-        );
+        let producer = match &self.keys_producer {
+            Some(p) if keys => p,
+            _ => &self.producer,
+        };
+        let sent = send(producer, &self.topics, &mut self.next_id, decided, timeout);
         phase("send", t);
         sent
     }
@@ -159,7 +190,7 @@ impl Processor {
             out: std::mem::take(&mut decided.keys),
             parts: BTreeMap::new(),
         };
-        Some(self.send(&keys))
+        Some(self.send_on(true, &keys))
     }
 
     /// Waits for data keys [`Self::send_keys`] sent and follows where they landed. Returns the
@@ -232,15 +263,16 @@ impl Processor {
         }
     }
 
-    /// Awaits delivery, then makes the partitions whose records were all written durable
-    /// (state with the outbox and input positions, then input offsets; a transaction carries
-    /// its offsets itself). Returns the partitions that failed.
-    fn complete(&mut self, f: InFlight) -> Result<BTreeMap<i32, Failure>, BatchError> {
+    /// Awaits delivery, then starts the state write of the partitions whose records were all
+    /// written (state with the outbox and input positions, on the state writer: see
+    /// [`super::durable`]); [`Self::await_durable`] waits for it and commits their input
+    /// offsets. Returns the partitions that failed.
+    fn complete(&mut self, f: InFlight) -> BTreeMap<i32, Failure> {
         let t = Instant::now();
         let settled = await_delivery(&mut self.deliveries, f.sent);
-        let t = phase("deliver", t);
+        phase("deliver", t);
         let mut failed = settled.failed;
-        failed.extend(f.keys_failed);
+        absorb(&mut failed, f.keys_failed);
         // Records answering no input partition are not part of the processor's batches.
         failed.remove(&crate::pipeline::apply::delivery::NO_INPUT);
         let ok: BTreeMap<i32, PartDecided> = f
@@ -249,7 +281,7 @@ impl Processor {
             .filter(|(p, _)| !failed.contains_key(p))
             .collect();
         if ok.is_empty() {
-            return Ok(failed);
+            return failed;
         }
         let mut writes = f.writes;
         writes.retain_partitions(|p| ok.contains_key(&p));
@@ -257,24 +289,51 @@ impl Processor {
             ok.iter().map(|(p, d)| (*p, d.next_offset)).collect();
         let mut keys_next = f.keys_next;
         keys_next.retain(|p, _| ok.contains_key(p));
-        if let Err(e) = self.make_durable(writes, &settled.outbox_last, &next_offsets, &keys_next) {
-            // Nothing of the batch is durable; the outbox has it, a re-sync folds it.
-            failed.extend(all_failed(ok.keys().copied(), &e));
-            return Ok(failed);
+        let queues_shred = writes
+            .iter()
+            .any(|(cf, _, _)| cf == kledger_state::Cf::Shred);
+        let durable = Durable {
+            writes,
+            delivered: settled.outbox_last,
+            next_offsets: next_offsets.clone(),
+            keys_next,
+        };
+        self.state_writer.start(
+            durable,
+            Writing {
+                parts: ok,
+                next_offsets,
+                queues_shred,
+            },
+        );
+        failed
+    }
+
+    /// Waits for the state write in progress, if any (the `settle` phase), then commits its
+    /// partitions' input offsets and counts their shares. Returns the partitions whose write
+    /// failed: nothing of it is durable; the outbox has it, and a re-sync folds it.
+    pub(super) fn await_durable(&mut self) -> anyhow::Result<BTreeMap<i32, Failure>> {
+        if !self.state_writer.busy() {
+            return Ok(BTreeMap::new());
         }
-        let t = phase("state", t);
-        let ps: Vec<i32> = next_offsets.keys().copied().collect();
-        let tpl = self
-            .tpl(&ps, Some(&next_offsets))
-            .map_err(BatchError::Fatal)?;
+        let t = Instant::now();
+        let Some((writing, result)) = self.state_writer.wait()? else {
+            return Ok(BTreeMap::new());
+        };
+        let t = phase("settle", t);
+        if let Err(e) = result {
+            return Ok(all_failed(writing.parts.keys().copied(), &e));
+        }
+        let ps: Vec<i32> = writing.next_offsets.keys().copied().collect();
+        let tpl = self.tpl(&ps, Some(&writing.next_offsets))?;
         if let Err(e) = self.reader.consumer().commit(&tpl, CommitMode::Sync) {
             // State and outbox are durable; the next commit covers these offsets, and a
             // re-read after a crash answers `duplicate`.
             tracing::warn!(error = %e, "committing input offsets failed");
         }
         phase("offsets", t);
-        self.settled(&ok);
-        Ok(failed)
+        self.settled(&writing.parts);
+        Ok(BTreeMap::new())
     }
 
     /// Counts the durable shares of a batch and clears their partitions' failure counts.
@@ -302,6 +361,7 @@ impl Processor {
         self.update_degraded();
     }
 
+    /// Makes `writes` and the progress given durable now, on this thread.
     pub(super) fn make_durable(
         &self,
         writes: WriteSet,
@@ -309,29 +369,15 @@ impl Processor {
         next_offsets: &BTreeMap<i32, i64>,
         keys_next: &BTreeMap<i32, i64>,
     ) -> Result<(), String> {
-        // The batch's progress, raised over what state holds (never lowered: a retried batch
-        // re-decides intents state already holds).
-        let mut overlay = kledger_state::Overlay::with_writes(self.store.as_ref(), writes);
-        let progress = delivered
-            .iter()
-            .map(|(p, last)| (*p, keys::META_OUTBOX_NEXT, last + 1))
-            .chain(
-                next_offsets
-                    .iter()
-                    .map(|(p, next)| (*p, keys::META_INPUT_NEXT, *next)),
-            )
-            .chain(
-                keys_next
-                    .iter()
-                    .map(|(p, next)| (*p, keys::META_KEYS_NEXT, *next)),
-            );
-        for (p, name, next) in progress {
-            kledger_state::raise_next(&mut overlay, p, name, next)
-                .map_err(|e| format!("reading state: {e}"))?;
-        }
-        self.store
-            .write(&overlay.into_writes())
-            .map_err(|e| format!("writing state: {e}"))
+        super::durable::make_durable(
+            self.store.as_ref(),
+            &Durable {
+                writes,
+                delivered: delivered.clone(),
+                next_offsets: next_offsets.clone(),
+                keys_next: keys_next.clone(),
+            },
+        )
     }
 
     /// Handles the partitions of a batch that failed: refused commits are remembered (their
@@ -367,19 +413,41 @@ impl Processor {
             });
     }
 
-    /// Settles the batch in flight, if any (a failure re-syncs its partitions).
+    /// Settles the batch in flight, if any, and waits for every state write: nothing of the
+    /// processor's is in progress afterwards (a failure re-syncs its partitions).
     pub(super) fn settle(&mut self, in_flight: &mut Option<InFlight>) -> anyhow::Result<()> {
-        let Some(f) = in_flight.take() else {
+        let failed = self.await_durable()?;
+        self.settle_after(in_flight, failed)
+    }
+
+    /// Waits for the state write in progress; if it failed, the batch in flight (decided on
+    /// top of it) is settled without its share of those partitions, and they re-sync.
+    pub(super) fn settle_durable(
+        &mut self,
+        in_flight: &mut Option<InFlight>,
+    ) -> anyhow::Result<()> {
+        let failed = self.await_durable()?;
+        if failed.is_empty() {
             return Ok(());
-        };
-        match self.complete(f) {
-            Ok(failed) => self.failed(failed),
-            Err(BatchError::Retry(why)) => {
-                let ps = self.parts.keys().copied().collect();
-                self.resync(&ps, &why)
-            }
-            Err(BatchError::Fatal(e)) => Err(e),
         }
+        self.settle_after(in_flight, failed)
+    }
+
+    /// Settles the batch in flight without the shares of partitions in `failed` (whose state
+    /// write failed), then re-syncs every partition that failed.
+    fn settle_after(
+        &mut self,
+        in_flight: &mut Option<InFlight>,
+        mut failed: BTreeMap<i32, Failure>,
+    ) -> anyhow::Result<()> {
+        if let Some(mut f) = in_flight.take() {
+            f.drop_partitions(&failed);
+            let more = self.complete(f);
+            absorb(&mut failed, more);
+            let more = self.await_durable()?;
+            absorb(&mut failed, more);
+        }
+        self.failed(failed)
     }
 
     /// One turn of the loop with a collected, in-order `batch`.
@@ -415,18 +483,19 @@ impl Processor {
         let keys = next
             .as_mut()
             .and_then(|(decided, _)| self.send_keys(decided));
-        let mut failed = BTreeMap::new();
-        if let Some(f) = in_flight.take() {
-            let in_flight_parts = f.partitions();
-            failed = match self.complete(f) {
-                Ok(failed) => failed,
-                Err(BatchError::Fatal(e)) => return Err(e),
-                Err(BatchError::Retry(why)) => all_failed(in_flight_parts, &why),
-            };
-        }
+        // The batch in flight's state write starts; it runs while the next batch is sent.
+        let mut failed = match in_flight.take() {
+            Some(f) => self.complete(f),
+            None => BTreeMap::new(),
+        };
         // Every key is written (or failed) before anything below reads the keys topic: a
         // re-sync's restore, and the tombstones' delivery that `follow_keys` checks for gaps.
         let keys_failed = self.keys_written(keys);
+        if !failed.is_empty() {
+            // A re-sync's restore reads state: the state write ends first.
+            let more = self.await_durable()?;
+            absorb(&mut failed, more);
+        }
         if !failed.is_empty() {
             // The next batch was decided on top of this one: its share of the failed
             // partitions is dropped unsent (keys already written for it seal nothing: a
@@ -450,7 +519,10 @@ impl Processor {
 
     /// Writes the tombstones of data keys purges destroyed (queued in state's `shred` column
     /// family by the fold, live or in a restore) to the keys topic, then removes them from the
-    /// queue. Runs while no batch is in flight; a failure leaves them queued for the next turn.
+    /// queue. Runs while no batch is in flight (a send awaited after another drops the other's
+    /// reports); a failure leaves them queued for the next turn. Keys the state write in
+    /// progress queues are drained on a later turn; while it runs, the keys position is left
+    /// to the next batch's write (which holds the tombstones' offsets too).
     pub(super) fn drain_shred(&mut self) -> anyhow::Result<()> {
         if !self.shred_due {
             return Ok(());
@@ -488,15 +560,18 @@ impl Processor {
             }
         }
         if out.is_empty() {
-            self.shred_due = false;
+            self.shred_due = self.state_writer.queues_shred();
             return Ok(());
         }
         let n = out.len();
-        let sent = self.send(&Decided {
-            keys: Vec::new(),
-            out,
-            parts: BTreeMap::new(),
-        });
+        let sent = self.send_on(
+            true,
+            &Decided {
+                keys: Vec::new(),
+                out,
+                parts: BTreeMap::new(),
+            },
+        );
         let settled = await_delivery(&mut self.deliveries, sent);
         if let Err(e) = settled.all_or_error() {
             tracing::warn!(error = %e, "writing destroyed keys' tombstones failed; retried");
@@ -507,15 +582,21 @@ impl Processor {
         for k in queued {
             writes.delete(kledger_state::Cf::Shred, k);
         }
-        let keys_next: BTreeMap<i32, i64> = settled
-            .keys_written
-            .keys()
-            .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
-            .collect();
+        // A write in progress raises the keys position too (to an older value): two raises
+        // at once could lower it, so it is left to the next batch's write then.
+        let keys_next: BTreeMap<i32, i64> = if self.state_writer.busy() {
+            BTreeMap::new()
+        } else {
+            settled
+                .keys_written
+                .keys()
+                .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
+                .collect()
+        };
         self.make_durable(writes, &BTreeMap::new(), &BTreeMap::new(), &keys_next)
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         metrics::counter!(m::KEYS_DESTROYED_TOTAL).increment(n as u64);
-        self.shred_due = more;
+        self.shred_due = more || self.state_writer.queues_shred();
         Ok(())
     }
 

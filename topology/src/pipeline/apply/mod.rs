@@ -44,6 +44,7 @@ use crate::status::Status;
 
 pub mod batch;
 pub(crate) mod delivery;
+mod durable;
 mod keywatch;
 mod lifecycle;
 pub(crate) mod restore;
@@ -91,6 +92,10 @@ pub struct Processor {
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
     producer: ThreadedProducer<DeliveryContext>,
+    /// The producer of the keys topic's records in `idempotent` mode (none in `transactional`
+    /// mode, where they belong to the batch's transaction): `linger.ms=0`, since a batch's
+    /// commits wait for its data keys. Its reports arrive with the main producer's.
+    keys_producer: Option<ThreadedProducer<DeliveryContext>>,
     deliveries: Deliveries,
     next_id: u64,
     parts: BTreeMap<i32, Part>,
@@ -122,8 +127,10 @@ pub struct Processor {
     keys_checked: Option<Instant>,
     /// After a failed catch-up of the keys topic, not before this.
     keys_retry_at: Option<Instant>,
-    /// Threads a batch's partitions are decided on ([`batch::decide_parallel`]).
-    apply_threads: usize,
+    /// The threads a batch's partitions are decided on ([`batch::decide_parallel`]).
+    apply_pool: batch::ApplyPool,
+    /// The thread batches' state writes run on ([`durable`]).
+    state_writer: durable::StateWriter,
 }
 
 impl std::fmt::Debug for Processor {
@@ -170,8 +177,10 @@ impl Processor {
             "apply",
             config.processor.batch.bounds(),
         )?;
-        let (producer, deliveries) = new_producer(&config)?;
+        let (producer, keys_producer, deliveries) = new_producer(&config)?;
         let (restore_tx, restores) = channel();
+        let state_writer =
+            durable::StateWriter::new(store.clone()).context("start the state writer")?;
         let apply_threads = config.processor.apply_threads();
         tracing::info!(
             apply_threads,
@@ -186,6 +195,7 @@ impl Processor {
             reader,
             events,
             producer,
+            keys_producer,
             deliveries,
             next_id: 0,
             parts: BTreeMap::new(),
@@ -205,7 +215,8 @@ impl Processor {
             shred_due: true,
             keys_checked: None,
             keys_retry_at: None,
-            apply_threads,
+            apply_pool: batch::ApplyPool::new(apply_threads),
+            state_writer,
         })
     }
 
@@ -232,11 +243,14 @@ impl Processor {
     /// Replaces the producer when librdkafka has given up on it (a fatal error, e.g. the
     /// gapless guarantee after a refused record): reports of the old one are dropped with it.
     fn renew_producer_if_fatal(&mut self) -> anyhow::Result<()> {
-        let Some(fatal) = self.producer.client().fatal_error() else {
+        let fatal = std::iter::once(&self.producer)
+            .chain(&self.keys_producer)
+            .find_map(|p| p.client().fatal_error());
+        let Some(fatal) = fatal else {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        (self.producer, self.deliveries) = new_producer(&self.config)?;
+        (self.producer, self.keys_producer, self.deliveries) = new_producer(&self.config)?;
         Ok(())
     }
 
@@ -346,6 +360,11 @@ impl Processor {
                     .saturating_sub(span.unwrap_or_default())
                     .as_secs_f64(),
             );
+            // The last batch's state write ran while the batch in flight was sent and this
+            // input read; nothing reads state before it is done.
+            if let Err(e) = self.settle_durable(&mut in_flight) {
+                break Err(e);
+            }
             // A rebalance waits for the batch in flight: its state and offsets are written
             // before partitions change hands (a revoke is acknowledged after a flush).
             let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
@@ -395,6 +414,9 @@ impl Processor {
         }
         self.reader.leave();
         let _ = self.producer.flush(Duration::from_secs(10));
+        if let Some(keys) = &self.keys_producer {
+            let _ = keys.flush(Duration::from_secs(10));
+        }
         // Restores see the shutdown between batches; wait so the store is released.
         self.shutdown.trigger();
         for h in self.restore_threads.drain(..) {
@@ -649,21 +671,32 @@ impl Processor {
     }
 }
 
-/// The processor's producer (transactional in that mode) and its delivery reports.
+/// The processor's producer (transactional in that mode), its keys producer (`idempotent`
+/// mode), and their delivery reports.
+#[allow(clippy::type_complexity)] // the three parts a (re)created producer replaces together
 fn new_producer(
     config: &Config,
-) -> anyhow::Result<(ThreadedProducer<DeliveryContext>, Deliveries)> {
+) -> anyhow::Result<(
+    ThreadedProducer<DeliveryContext>,
+    Option<ThreadedProducer<DeliveryContext>>,
+    Deliveries,
+)> {
     let (dl_tx, deliveries) = channel();
     let tx_id = transactional_id(config);
     let producer: ThreadedProducer<DeliveryContext> = producer_config(config, tx_id.as_deref())
-        .create_with_context(DeliveryContext::new(dl_tx))
+        .create_with_context(DeliveryContext::new(dl_tx.clone()))
         .context("create producer")?;
     if tx_id.is_some() {
         producer
             .init_transactions(Duration::from_secs(30))
             .context("init transactions")?;
+        return Ok((producer, None, Deliveries::new(deliveries)));
     }
-    Ok((producer, Deliveries::new(deliveries)))
+    let keys = producer_config(config, None)
+        .set("linger.ms", "0")
+        .create_with_context(DeliveryContext::new(dl_tx))
+        .context("create the keys producer")?;
+    Ok((producer, Some(keys), Deliveries::new(deliveries)))
 }
 
 fn backoff(config: &Config, attempt: u32) -> Duration {
