@@ -231,12 +231,22 @@ impl WriteSet {
             .map(|(k, v)| (k.as_slice(), v.as_deref()))
     }
 
-    /// Moves every entry of `other` into `self` (later writes win).
+    /// Moves every entry of `other` into `self` (later writes win), merging the two sorted
+    /// maps in one pass (`BTreeMap::append`: linear in both sizes, against a search per entry
+    /// of inserting them one by one). Meant for sets of similar size (the groups of one batch).
     pub fn extend(&mut self, other: WriteSet) {
-        for (cf, m) in other.cfs {
-            self.cfs.entry(cf).or_default().extend(m);
+        for (cf, mut m) in other.cfs {
+            self.cfs.entry(cf).or_default().append(&mut m);
         }
         self.erase.extend(other.erase);
+    }
+
+    /// The pending writes of one column family, in key order.
+    pub fn family(&self, cf: Cf) -> impl Iterator<Item = (&[u8], Option<&[u8]>)> {
+        self.cfs
+            .get(&cf)
+            .into_iter()
+            .flat_map(|m| m.iter().map(|(k, v)| (k.as_slice(), v.as_deref())))
     }
 }
 

@@ -263,3 +263,47 @@ fn rocks_state_survives_reopen_and_checkpoints() {
         want
     );
 }
+
+/// Extending a write set with another keeps every entry of both, the later write of a key
+/// winning, whichever side is larger or empty; `family` walks one column family in key order.
+#[test]
+fn extending_a_write_set_keeps_both_and_the_later_write_wins() {
+    let first = w(&[
+        (Cf::Rows, b"a", Some(b"1")),
+        (Cf::Rows, b"c", Some(b"3")),
+        (Cf::Meta, b"m", Some(b"old")),
+    ]);
+    let second = w(&[
+        (Cf::Rows, b"b", Some(b"2")),
+        (Cf::Rows, b"c", None),
+        (Cf::Meta, b"m", Some(b"new")),
+        (Cf::Heads, b"h", Some(b"x")),
+    ]);
+    let mut merged = first.clone();
+    merged.extend(second.clone());
+    let want = w(&[
+        (Cf::Rows, b"a", Some(b"1")),
+        (Cf::Rows, b"b", Some(b"2")),
+        (Cf::Rows, b"c", None),
+        (Cf::Meta, b"m", Some(b"new")),
+        (Cf::Heads, b"h", Some(b"x")),
+    ]);
+    assert_eq!(merged, want);
+    let mut from_empty = WriteSet::default();
+    from_empty.extend(first.clone());
+    from_empty.extend(second);
+    assert_eq!(from_empty, want);
+    let mut onto_empty = first.clone();
+    onto_empty.extend(WriteSet::default());
+    assert_eq!(onto_empty, first);
+    let rows: Vec<_> = want.family(Cf::Rows).collect();
+    assert_eq!(
+        rows,
+        vec![
+            (&b"a"[..], Some(&b"1"[..])),
+            (&b"b"[..], Some(&b"2"[..])),
+            (&b"c"[..], None)
+        ]
+    );
+    assert_eq!(want.family(Cf::Slots).count(), 0);
+}
