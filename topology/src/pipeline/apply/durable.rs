@@ -114,8 +114,8 @@ impl StateWriter {
         })
     }
 
-    /// Starts writing `d`; `writing` is returned by [`Self::wait`]. A write in progress is
-    /// waited for first (its outcome is then lost: callers wait before they start another).
+    /// Starts writing `d`; `writing` is returned by [`Self::wait`]. One write at a time: the
+    /// caller waits for the write in progress before it starts another.
     pub(crate) fn start(&mut self, d: Durable, writing: Writing) {
         debug_assert!(self.writing.is_none(), "one state write at a time");
         let sent = self.jobs.as_ref().is_some_and(|jobs| jobs.send(d).is_ok());
