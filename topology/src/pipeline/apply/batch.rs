@@ -475,20 +475,30 @@ impl ApplyPool {
     /// leave the batches to the calling thread alone (with a warning).
     pub fn new(threads: usize) -> Self {
         let threads = threads.max(1);
-        let workers = (threads > 1)
-            .then(|| {
-                rayon::ThreadPoolBuilder::new()
-                    .num_threads(threads - 1)
-                    .thread_name(|_| "kledger-apply-worker".to_owned())
-                    .build()
-                    .map_err(|e| {
-                        tracing::warn!(error = %e, "no apply workers; batches are decided on the apply thread alone");
-                    })
-                    .ok()
-            })
-            .flatten();
-        let threads = if workers.is_some() { threads } else { 1 };
-        Self { threads, workers }
+        if threads == 1 {
+            return Self {
+                threads,
+                workers: None,
+            };
+        }
+        let built = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads - 1)
+            .thread_name(|_| "kledger-apply-worker".to_owned())
+            .build();
+        let workers = match built {
+            Ok(pool) => pool,
+            Err(e) => {
+                tracing::warn!(error = %e, "no apply workers; batches are decided on the apply thread alone");
+                return Self {
+                    threads: 1,
+                    workers: None,
+                };
+            }
+        };
+        Self {
+            threads,
+            workers: Some(workers),
+        }
     }
 
     /// Threads a batch is split over.

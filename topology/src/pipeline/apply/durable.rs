@@ -2,8 +2,7 @@
 //! batch) runs on a thread of its own, `kledger-state`, while the apply thread hands the next
 //! batch to the producer and reads the input after it. The apply thread waits for the write
 //! before anything reads state again: before it decides the batch after next, re-syncs a
-//! partition, writes destroyed keys' tombstones or gives partitions up
-//! ([`super::Processor::await_durable`]).
+//! partition or gives partitions up ([`super::Processor::await_durable`]).
 //!
 //! The next batch is sent before this one's write returns. That is safe because the write
 //! starts only once every record of the batch is delivered: the outbox holds the batch,
@@ -42,7 +41,6 @@ pub(crate) struct Durable {
 #[derive(Debug)]
 pub(crate) struct Writing {
     pub parts: BTreeMap<i32, PartDecided>,
-    pub next_offsets: BTreeMap<i32, i64>,
     /// The write queues destroyed keys for tombstones (a purge).
     pub queues_shred: bool,
 }
@@ -219,7 +217,6 @@ mod tests {
                 batch(next, i as i64),
                 Writing {
                     parts: parts.clone(),
-                    next_offsets: BTreeMap::from([(3, next)]),
                     queues_shred: i == 1,
                 },
             );

@@ -29,7 +29,7 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{DecideContext, Decided, PartDecided, RefusedAt, decide_parallel};
 use super::delivery::{Failure, Sent, await_delivery, send};
-use super::durable::{Durable, Writing};
+use super::durable::{Durable, Writing, make_durable};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
 
@@ -89,6 +89,11 @@ fn phase(name: &'static str, since: Instant) -> Instant {
 
 fn partitions(batch: &[OwnedMessage]) -> BTreeSet<i32> {
     batch.iter().map(Message::partition).collect()
+}
+
+/// The next input offset of each partition's share.
+fn next_offsets(parts: &BTreeMap<i32, PartDecided>) -> BTreeMap<i32, i64> {
+    parts.iter().map(|(p, d)| (*p, d.next_offset)).collect()
 }
 
 /// Every partition of `ps` failed for `reason`.
@@ -225,9 +230,7 @@ impl Processor {
             .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
             .collect();
         // A purge's fold queues the keys it destroyed for tombstones ([`Processor::drain_shred`]).
-        self.shred_due |= writes
-            .iter()
-            .any(|(cf, _, _)| cf == kledger_state::Cf::Shred);
+        self.shred_due |= writes.family(kledger_state::Cf::Shred).next().is_some();
         let sent = self.send(&decided);
         InFlight {
             sent,
@@ -285,24 +288,19 @@ impl Processor {
         }
         let mut writes = f.writes;
         writes.retain_partitions(|p| ok.contains_key(&p));
-        let next_offsets: BTreeMap<i32, i64> =
-            ok.iter().map(|(p, d)| (*p, d.next_offset)).collect();
         let mut keys_next = f.keys_next;
         keys_next.retain(|p, _| ok.contains_key(p));
-        let queues_shred = writes
-            .iter()
-            .any(|(cf, _, _)| cf == kledger_state::Cf::Shred);
+        let queues_shred = writes.family(kledger_state::Cf::Shred).next().is_some();
         let durable = Durable {
             writes,
             delivered: settled.outbox_last,
-            next_offsets: next_offsets.clone(),
+            next_offsets: next_offsets(&ok),
             keys_next,
         };
         self.state_writer.start(
             durable,
             Writing {
                 parts: ok,
-                next_offsets,
                 queues_shred,
             },
         );
@@ -313,9 +311,6 @@ impl Processor {
     /// partitions' input offsets and counts their shares. Returns the partitions whose write
     /// failed: nothing of it is durable; the outbox has it, and a re-sync folds it.
     pub(super) fn await_durable(&mut self) -> anyhow::Result<BTreeMap<i32, Failure>> {
-        if !self.state_writer.busy() {
-            return Ok(BTreeMap::new());
-        }
         let t = Instant::now();
         let Some((writing, result)) = self.state_writer.wait()? else {
             return Ok(BTreeMap::new());
@@ -324,8 +319,9 @@ impl Processor {
         if let Err(e) = result {
             return Ok(all_failed(writing.parts.keys().copied(), &e));
         }
-        let ps: Vec<i32> = writing.next_offsets.keys().copied().collect();
-        let tpl = self.tpl(&ps, Some(&writing.next_offsets))?;
+        let next = next_offsets(&writing.parts);
+        let ps: Vec<i32> = next.keys().copied().collect();
+        let tpl = self.tpl(&ps, Some(&next))?;
         if let Err(e) = self.reader.consumer().commit(&tpl, CommitMode::Sync) {
             // State and outbox are durable; the next commit covers these offsets, and a
             // re-read after a crash answers `duplicate`.
@@ -359,25 +355,6 @@ impl Processor {
                 .retain(|(rp, o), _| *rp != *p || *o >= parts[p].next_offset);
         }
         self.update_degraded();
-    }
-
-    /// Makes `writes` and the progress given durable now, on this thread.
-    pub(super) fn make_durable(
-        &self,
-        writes: WriteSet,
-        delivered: &BTreeMap<i32, i64>,
-        next_offsets: &BTreeMap<i32, i64>,
-        keys_next: &BTreeMap<i32, i64>,
-    ) -> Result<(), String> {
-        super::durable::make_durable(
-            self.store.as_ref(),
-            &Durable {
-                writes,
-                delivered: delivered.clone(),
-                next_offsets: next_offsets.clone(),
-                keys_next: keys_next.clone(),
-            },
-        )
     }
 
     /// Handles the partitions of a batch that failed: refused commits are remembered (their
@@ -593,8 +570,12 @@ impl Processor {
                 .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
                 .collect()
         };
-        self.make_durable(writes, &BTreeMap::new(), &BTreeMap::new(), &keys_next)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        let d = Durable {
+            writes,
+            keys_next,
+            ..Durable::default()
+        };
+        make_durable(self.store.as_ref(), &d).map_err(|e| anyhow::anyhow!("{e}"))?;
         metrics::counter!(m::KEYS_DESTROYED_TOTAL).increment(n as u64);
         self.shred_due = more || self.state_writer.queues_shred();
         Ok(())
@@ -653,13 +634,13 @@ impl Processor {
         metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "committed").increment(1);
         metrics::histogram!(m::TRANSACTION_LATENCY_SECONDS).record(started.elapsed().as_secs_f64());
         // The keys were written in the transaction: the keys position waits for a restore.
-        self.make_durable(
+        let d = Durable {
             writes,
-            &settled.outbox_last,
-            &next_offsets,
-            &BTreeMap::new(),
-        )
-        .map_err(BatchError::Retry)?;
+            delivered: settled.outbox_last,
+            next_offsets,
+            keys_next: BTreeMap::new(),
+        };
+        make_durable(self.store.as_ref(), &d).map_err(BatchError::Retry)?;
         self.settled(&decided.parts);
         Ok(())
     }
