@@ -9,7 +9,7 @@ use kledger_schemas::limits::ACTION_ID_CHARS_MAX;
 use kledger_schemas::{Intent, Row, Status};
 
 use crate::StateError;
-use crate::fold::{Folded, fold, head};
+use crate::fold::{Folded, fold_onto, head};
 use crate::keys::{self, ACCOUNT_BYTES_MAX, Cf};
 use crate::store::{Overlay, StateRead, WriteSet};
 
@@ -302,8 +302,10 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         if decision.commits.iter().any(|c| c.keyed) {
             self.encrypt(&mut decision, meta.partition, &opened)?;
         }
+        // The head `load` read, which each fold moves on.
+        let mut head = state.head;
         for commit in &decision.commits {
-            match fold(&mut self.overlay, commit, meta.partition)? {
+            match fold_onto(&mut self.overlay, commit, meta.partition, &mut head)? {
                 Folded::Applied => {}
                 Folded::AlreadyApplied => {
                     return Err(StateError::Corrupt(format!(

@@ -46,8 +46,20 @@ pub fn fold<S: StateRead + ?Sized>(
     commit: &Commit,
     p: i32,
 ) -> Result<Folded, StateError> {
+    let mut head = head(o, p, &commit.account_id)?;
+    fold_onto(o, commit, p, &mut head)
+}
+
+/// [`fold`] onto the account's `head` as the caller read it from the overlay (the applier
+/// has it from loading the account), instead of reading it again. When the commit is applied,
+/// `head` becomes the account's new head.
+pub fn fold_onto<S: StateRead + ?Sized>(
+    o: &mut Overlay<'_, S>,
+    commit: &Commit,
+    p: i32,
+    head: &mut Head,
+) -> Result<Folded, StateError> {
     let acct = commit.account_id.as_str();
-    let head = head(o, p, acct)?;
     if commit.commit_seq <= head.seq {
         let have = o.get(Cf::Chain, &keys::chain(p, acct, commit.commit_seq)?)?;
         let have = have.map(|h| ids::to_hex(&h));
@@ -177,6 +189,7 @@ pub fn fold<S: StateRead + ?Sized>(
         // The purged rows' earlier values must not outlive the write in the store's files.
         pending.erase_overwritten(keys::account(p, acct)?);
     }
+    *head = new_head;
     Ok(Folded::Applied)
 }
 
