@@ -832,12 +832,12 @@ fn seal_parts(
             if let Some(secret) = limits.secret() {
                 // The head hash covers the content's MAC; the runner encrypts under the key
                 // the row already has, or a new one (an empty id).
-                let key_id = op.row.sealed.as_ref().map(|s| s.key_id.clone());
+                let key_id = op.row.sealed.take().map(|s| s.key_id);
                 seal::mark(
                     secret,
                     h.ids.account_id,
                     &mut op.row,
-                    &key_id.unwrap_or_default(),
+                    key_id.unwrap_or_default(),
                 );
             }
         }

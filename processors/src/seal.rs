@@ -194,10 +194,10 @@ pub fn mac(secret: &LedgerSecret, account_id: &str, row: &Row) -> String {
 /// Marks an open row as sealed under `key_id` with its content's MAC, without encrypting yet
 /// (what `decide` does: the head hash needs only the MAC; the runner encrypts with
 /// [`encrypt`]).
-pub fn mark(secret: &LedgerSecret, account_id: &str, row: &mut Row, key_id: &str) {
+pub fn mark(secret: &LedgerSecret, account_id: &str, row: &mut Row, key_id: String) {
     let mac = mac(secret, account_id, row);
     row.sealed = Some(Sealed {
-        key_id: key_id.to_owned(),
+        key_id,
         mac,
         ciphertext: Bytes::default(),
     });
@@ -363,7 +363,7 @@ mod tests {
         let secret = LedgerSecret([7; 32]);
         let mut row = crate::testrow();
         let open_row = row.clone();
-        mark(&secret, "t_a/user/u_1", &mut row, "");
+        mark(&secret, "t_a/user/u_1", &mut row, String::new());
         encrypt("t_a/user/u_1", &mut row, &key(1));
         let mut wire = Vec::new();
         row.encode_as(&mut wire, Form::Wire);

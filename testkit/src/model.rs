@@ -154,7 +154,7 @@ fn over_budget(intent: &Intent, rows: &[Row], limits: &Limits) -> bool {
 /// its content's MAC, no key id, no ciphertext ([`unsealed`] makes the real rows alike).
 fn marked(mut row: Row, account: &str, limits: &Limits) -> Row {
     if let Some(secret) = limits.secret() {
-        seal::mark(secret, account, &mut row, "");
+        seal::mark(secret, account, &mut row, String::new());
     }
     row
 }

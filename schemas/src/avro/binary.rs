@@ -89,6 +89,14 @@ impl<'a> Reader<'a> {
     /// Reads a zig-zag varint of at most 10 bytes.
     #[inline]
     pub fn read_long(&mut self) -> Result<i64, DecodeError> {
+        // Most longs here (lengths, counts, branch and symbol indexes) take one byte.
+        if let Some(&b) = self.buf.get(self.pos)
+            && b < 0x80
+        {
+            self.pos += 1;
+            let n = u64::from(b);
+            return Ok(((n >> 1) as i64) ^ -((n & 1) as i64));
+        }
         let mut n: u64 = 0;
         for i in 0..10 {
             let b = *self.take(1)?.first().ok_or(DecodeError::Truncated)?;
@@ -392,6 +400,36 @@ mod long_len_tests {
             write_bytes(&mut out, &b);
             assert_eq!(out, want, "{n}");
         }
+    }
+
+    /// Every long reads back as written, one-byte ones (the fast path) and wider ones alike,
+    /// each consuming exactly its bytes; a varint cut short or over ten bytes is refused.
+    #[test]
+    fn read_long_reads_what_write_long_writes() {
+        use super::{DecodeError, Reader};
+        let mut probes = vec![0i64, 1, -1, 63, -64, 64, -65, i64::MAX, i64::MIN];
+        for shift in 0..63 {
+            let b = 1i64 << shift;
+            probes.extend([b, b - 1, -b, -b - 1]);
+        }
+        let mut all = Vec::new();
+        for v in &probes {
+            write_long(&mut all, *v);
+        }
+        let mut r = Reader::new(&all);
+        for v in &probes {
+            assert_eq!(r.read_long(), Ok(*v));
+        }
+        assert_eq!(r.remaining(), 0);
+        assert_eq!(
+            Reader::new(&[0x80]).read_long(),
+            Err(DecodeError::Truncated)
+        );
+        assert_eq!(Reader::new(&[]).read_long(), Err(DecodeError::Truncated));
+        assert_eq!(
+            Reader::new(&[0xff; 11]).read_long(),
+            Err(DecodeError::BadVarint)
+        );
     }
 
     #[test]
