@@ -177,6 +177,12 @@ impl KeySource for RandomKeys {
     }
 }
 
+/// Whether `intent`'s account id or action id is too long to be in state: nothing of it is
+/// loaded (its head neither), and validation rejects it.
+fn unkeyed(intent: &Intent) -> bool {
+    intent.account_id.len() > ACCOUNT_BYTES_MAX || intent.action_id.len() > 4 * ACTION_ID_CHARS_MAX
+}
+
 /// Loads the account state `decide` reads for `intent` on partition `p`.
 pub fn load<R: StateRead + ?Sized>(
     r: &R,
@@ -195,8 +201,7 @@ fn load_opened<R: StateRead + ?Sized>(
 ) -> Result<AccountState, StateError> {
     let acct = intent.account_id.as_str();
     let mut s = AccountState::default();
-    // An over-long account id or action id cannot be in state; validation rejects it.
-    if acct.len() > ACCOUNT_BYTES_MAX || intent.action_id.len() > 4 * ACTION_ID_CHARS_MAX {
+    if unkeyed(intent) {
         return Ok(s);
     }
     s.head = head(r, p, acct)?;
@@ -298,12 +303,19 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
     ) -> Result<Decision, StateError> {
         let mut opened = Opened::default();
         let state = load_opened(&self.overlay, meta.partition, &intent, &mut opened)?;
+        let unkeyed_account = unkeyed(&intent).then(|| intent.account_id.clone());
         let mut decision = decide_owned(&state, intent, meta, &self.limits);
         if decision.commits.iter().any(|c| c.keyed) {
             self.encrypt(&mut decision, meta.partition, &opened)?;
         }
-        // The head `load` read, which each fold moves on.
-        let mut head = state.head;
+        // The head `load` read, which each fold moves on (read here if `load` did not: such an
+        // intent is rejected, but a commit of it must still meet the real head).
+        let mut head = match unkeyed_account {
+            Some(acct) if !decision.commits.is_empty() => {
+                head(&self.overlay, meta.partition, &acct)?
+            }
+            _ => state.head,
+        };
         for commit in &decision.commits {
             match fold_onto(&mut self.overlay, commit, meta.partition, &mut head)? {
                 Folded::Applied => {}
