@@ -91,9 +91,26 @@ fn text(field: &str, value: &str, shape: Text) -> Check {
     }
 }
 
-/// Whether every byte of `s` is printable ASCII (no control byte, nothing above 0x7e).
+/// Whether every byte of `s` is printable ASCII (no control byte, nothing above 0x7e): eight
+/// bytes at a time, then the rest one by one.
 fn printable_ascii(s: &str) -> bool {
-    s.bytes().all(|b| (0x20..0x7f).contains(&b))
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGHS: u64 = 0x8080_8080_8080_8080;
+    let mut words = s.as_bytes().chunks_exact(8);
+    for w in &mut words {
+        let mut b = [0u8; 8];
+        b.copy_from_slice(w);
+        let x = u64::from_le_bytes(b);
+        // With every byte below 0x80, adding 0x60 to each sets its high bit exactly when it is
+        // at least 0x20, and adding 1 exactly when it is 0x7f; neither carries into the next.
+        let printable = x & HIGHS == 0
+            && x.wrapping_add(0x60 * ONES) & HIGHS == HIGHS
+            && x.wrapping_add(ONES) & HIGHS == 0;
+        if !printable {
+            return false;
+        }
+    }
+    words.remainder().iter().all(|b| (0x20..0x7f).contains(b))
 }
 
 /// Whether `s` holds a control character (`char::is_control`), with printable ASCII cleared
@@ -753,10 +770,25 @@ mod tests {
     }
 
     proptest! {
+        /// Eight bytes at a time answers as byte by byte, on texts long enough for several
+        /// words that are mostly printable, with the bytes at and beside the bounds among them.
+        #[test]
+        fn printable_ascii_answers_byte_by_byte(bytes in proptest::collection::vec(
+            prop_oneof![
+                40 => 0x20u8..0x7f,
+                1 => proptest::sample::select(vec![0x00u8, 0x1f, 0x7f, 0x80, 0x9f, 0xa0, 0xff]),
+            ],
+            0..64,
+        )) {
+            let s = String::from_utf8_lossy(&bytes);
+            prop_assert_eq!(printable_ascii(&s), s.bytes().all(|b| (0x20..0x7f).contains(&b)));
+        }
+
         /// The byte-wise fast paths answer as the char-by-char definitions do.
         #[test]
         fn fast_paths_answer_as_the_char_checks(s in texts()) {
             prop_assert_eq!(has_control(&s), s.chars().any(char::is_control));
+            prop_assert_eq!(printable_ascii(&s), s.bytes().all(|b| (0x20..0x7f).contains(&b)));
             for shape in [Text::Line, Text::Lines] {
                 let refused = |c: char| match c {
                     '\n' | '\t' | '\r' => shape == Text::Line,
