@@ -2,7 +2,8 @@
 //! accounts, on one core. Prints the median rate of 15 samples and its ratio to the goal
 //! (400k one-op intents/s, issue 25; the earlier goal was 300k).
 //!
-//! Run: `cargo bench -p kledger-processors --bench decide` (`-- 1` for one-op intents only)
+//! Run: `cargo bench -p kledger-processors --bench decide` (`-- 1` for one-op intents only,
+//! `-- 1 v4` for those under rules v4 only)
 
 use std::collections::BTreeMap;
 use std::hint::black_box;
@@ -119,8 +120,11 @@ fn median(mut v: Vec<f64>) -> f64 {
 
 fn main() {
     let states = warm();
-    // `-- 1` or `-- 4` runs one size only (for a profiler); no number runs both.
-    let only: Option<usize> = std::env::args().skip(1).find_map(|a| a.parse().ok());
+    // `-- 1` or `-- 4` runs one size only, `-- v4` or `-- v3` one version of the rules (for a
+    // profiler); without them, every run.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let only: Option<usize> = args.iter().find_map(|a| a.parse().ok());
+    let only_rules = args.iter().find(|a| a.starts_with('v'));
     let v3 = Limits {
         rules: Rules::V3,
         ..Limits::default()
@@ -133,10 +137,9 @@ fn main() {
         (4, Limits::default(), "v4"),
         (1, v3, "v3"),
     ];
-    for (ops, limits, rules) in runs
-        .into_iter()
-        .filter(|(n, ..)| only.is_none_or(|o| o == *n))
-    {
+    for (ops, limits, rules) in runs.into_iter().filter(|(n, _, rules)| {
+        only.is_none_or(|o| o == *n) && only_rules.is_none_or(|r| r == rules)
+    }) {
         let inputs: Vec<Vec<u8>> = (0..ACCOUNTS)
             .map(|i| encode_single_object(&intent_for(i, &format!("bench-{ops}-{i}"), 3, ops)))
             .collect();

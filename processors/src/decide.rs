@@ -128,14 +128,30 @@ pub fn receipt(
     outcome: Outcome,
     reason: Option<Reason>,
 ) -> Receipt {
+    let ids = Ids {
+        account_id,
+        action_id: intent_action,
+    };
+    let head = (state.head.seq, state.head.hash.clone());
+    receipt_at(ids, head, meta, outcome, reason)
+}
+
+/// A receipt that answers with head `(seq, hash)`.
+fn receipt_at(
+    ids: Ids<'_>,
+    (head_seq, head_hash): (i64, String),
+    meta: &RecordMeta,
+    outcome: Outcome,
+    reason: Option<Reason>,
+) -> Receipt {
     Receipt {
-        action_id: intent_action.to_owned(),
-        account_id: account_id.to_owned(),
+        action_id: ids.action_id.to_owned(),
+        account_id: ids.account_id.to_owned(),
         outcome,
         commit_seq: None,
         rebased: false,
-        head_seq: state.head.seq,
-        head_hash: state.head.hash.clone(),
+        head_seq,
+        head_hash,
         code: reason.as_ref().map(|r| r.code.as_str().to_owned()),
         message: reason.map(|r| r.message),
         stale_targets: Vec::new(),
@@ -370,7 +386,7 @@ pub fn decide_owned(
             rebased: head_moved,
             generation: state.head.generation,
         };
-        seal_parts(state, &header, vec![ops], limits)
+        seal_parts(state, header, vec![ops], limits)
     });
     match sealed {
         Ok(d) => d,
@@ -675,6 +691,11 @@ pub fn op_bytes(row: &Row, limits: &Limits) -> usize {
             b.len()
         })
     };
+    op_bytes_of(row, row_len)
+}
+
+/// [`op_bytes`] of a row whose encoding (sealed, under rules v4) takes `row_len` bytes.
+fn op_bytes_of(row: &Row, row_len: usize) -> usize {
     row_len - kledger_schemas::avro::long_len(row.commit_seq) + 10 + 1
 }
 
@@ -783,7 +804,7 @@ fn purge(
         rebased: rebased.unwrap_or(false),
         generation,
     };
-    seal_parts(state, &header, parts, limits)
+    seal_parts(state, header, parts, limits)
         .unwrap_or_else(|reason| not_committed(intent, state, meta, Outcome::Rejected, reason))
 }
 
@@ -802,15 +823,14 @@ struct Header<'a> {
 /// the commits in order, each step reading what the one before it set.
 fn seal_parts(
     state: &AccountState,
-    h: &Header<'_>,
+    mut h: Header<'_>,
     parts: Vec<Vec<CommitOp>>,
     limits: &Limits,
 ) -> Result<Decision, Reason> {
     // The budget is held by seq- and position-independent sizes (an upper bound of the
     // encoding), so the answer depends only on the account's history and the intent.
     let overhead = commit_overhead_bytes(h.ids.account_id, h.ids.action_id);
-    for ops in &parts {
-        let bytes = overhead + ops.iter().map(|o| op_bytes(&o.row, limits)).sum::<usize>();
+    let within_budget = |bytes: usize| {
         if bytes > limits.record_bytes_max {
             return Err(Reason::new(
                 Code::CommitTooLarge,
@@ -820,6 +840,12 @@ fn seal_parts(
                 ),
             ));
         }
+        Ok(())
+    };
+    if !limits.keyed() {
+        for ops in &parts {
+            within_budget(overhead + ops.iter().map(|o| op_bytes(&o.row, limits)).sum::<usize>())?;
+        }
     }
     let last = parts.len().saturating_sub(1);
     let mut commits = Vec::with_capacity(parts.len());
@@ -827,18 +853,19 @@ fn seal_parts(
     let mut prev_hash = state.head.hash.clone();
     for (i, mut ops) in parts.into_iter().enumerate() {
         let seq = state.head.seq + 1 + i as i64;
+        let mut content_lens = Vec::with_capacity(ops.len());
         for op in &mut ops {
             op.row.commit_seq = seq;
             if let Some(secret) = limits.secret() {
                 // The head hash covers the content's MAC; the runner encrypts under the key
                 // the row already has, or a new one (an empty id).
                 let key_id = op.row.sealed.take().map(|s| s.key_id);
-                seal::mark(
+                content_lens.push(seal::mark(
                     secret,
                     h.ids.account_id,
                     &mut op.row,
                     key_id.unwrap_or_default(),
-                );
+                ));
             }
         }
         let mut commit = Commit {
@@ -847,7 +874,11 @@ fn seal_parts(
             prev_hash: std::mem::take(&mut prev_hash),
             head_hash: String::new(),
             action_id: h.ids.action_id.to_owned(),
-            intent_digest: h.digest.clone(),
+            intent_digest: if i < last {
+                h.digest.clone()
+            } else {
+                std::mem::take(&mut h.digest)
+            },
             recorded_at: h.meta.timestamp,
             intent_partition: h.meta.partition,
             intent_offset: h.meta.offset,
@@ -858,8 +889,18 @@ fn seal_parts(
             keyed: limits.keyed(),
         };
         if commit.keyed {
-            // Encrypted and encoded by the runner, with data keys.
-            ids::set_head_hash(&mut commit);
+            // Encrypted and encoded by the runner, with data keys. One encoding of the hashed
+            // form gives the head hash and the rows' sizes (the budget is checked before the
+            // decision is returned, so a commit over it is never handed out).
+            let mut hashed_lens = Vec::with_capacity(commit.ops.len());
+            ids::set_keyed_head_hash(&mut commit, |n| hashed_lens.push(n));
+            let mut bytes = overhead;
+            for ((op, hashed), content) in commit.ops.iter().zip(hashed_lens).zip(&content_lens) {
+                let size = op_bytes_of(&op.row, seal::wire_bytes_from(&op.row, hashed, *content));
+                debug_assert_eq!(size, op_bytes(&op.row, limits));
+                bytes += size;
+            }
+            within_budget(bytes)?;
         } else {
             let record = ids::seal(&mut commit);
             debug_assert!(
@@ -868,22 +909,16 @@ fn seal_parts(
             );
             records.push(record);
         }
-        prev_hash = commit.head_hash.clone();
+        if i < last {
+            prev_hash = commit.head_hash.clone();
+        }
         commits.push(commit);
     }
     let final_commit = commits.last().expect("at least one part");
-    let mut r = receipt(
-        h.ids.action_id,
-        h.ids.account_id,
-        state,
-        h.meta,
-        Outcome::Committed,
-        None,
-    );
+    let head = (final_commit.commit_seq, final_commit.head_hash.clone());
+    let mut r = receipt_at(h.ids, head, h.meta, Outcome::Committed, None);
     r.commit_seq = Some(final_commit.commit_seq);
     r.rebased = h.rebased;
-    r.head_seq = final_commit.commit_seq;
-    r.head_hash = final_commit.head_hash.clone();
     r.memory_ids = commits
         .iter()
         .flat_map(|c| &c.ops)

@@ -10,6 +10,17 @@ use uuid::Uuid;
 
 const HEX: &[u8; 16] = b"0123456789abcdef";
 
+/// The two lowercase hex digits of every byte.
+const HEX_PAIRS: [[u8; 2]; 256] = {
+    let mut t = [[0u8; 2]; 256];
+    let mut i = 0;
+    while i < 256 {
+        t[i] = [HEX[i >> 4], HEX[i & 0x0f]];
+        i += 1;
+    }
+    t
+};
+
 /// Lowercase hex of `bytes`.
 pub fn to_hex(bytes: &[u8]) -> String {
     let mut out = String::with_capacity(bytes.len() * 2);
@@ -17,8 +28,7 @@ pub fn to_hex(bytes: &[u8]) -> String {
     for chunk in bytes.chunks(32) {
         let mut buf = [0u8; 64];
         for (pair, b) in buf.chunks_exact_mut(2).zip(chunk) {
-            pair[0] = HEX[usize::from(b >> 4)];
-            pair[1] = HEX[usize::from(b & 0x0f)];
+            pair.copy_from_slice(&HEX_PAIRS[usize::from(*b)]);
         }
         // Only ASCII hex digits were written.
         out.push_str(std::str::from_utf8(&buf[..2 * chunk.len()]).unwrap_or_default());
@@ -470,6 +480,17 @@ fn chained(prev_hash: &str, canonical: &[u8]) -> String {
     }
     h.update(canonical);
     to_hex(&h.finalize())
+}
+
+/// Sets the head hash of a keyed commit whose `head_hash` is empty, from one encoding of its
+/// [`Form::Hashed`] form, and tells `row_len` each op's row length in it (the sizes a caller
+/// checks the record budget with, without encoding the rows again).
+pub fn set_keyed_head_hash(commit: &mut Commit, row_len: impl FnMut(usize)) {
+    debug_assert!(commit.keyed && commit.head_hash.is_empty());
+    commit.head_hash = with_buffer(|buf| {
+        commit.encode_measured(buf, Form::Hashed, row_len);
+        chained(&commit.prev_hash, buf)
+    });
 }
 
 /// Sets the head hash of a commit whose `head_hash` is empty.

@@ -185,22 +185,33 @@ fn nonce(row: &Row) -> [u8; 12] {
 /// The MAC of an open row's content under `secret`: hex HMAC-SHA256 over the account, the
 /// memory id and [`content`].
 pub fn mac(secret: &LedgerSecret, account_id: &str, row: &Row) -> String {
+    mac_sized(secret, account_id, row).0
+}
+
+/// [`mac`], and the length of the row's [`content`] it covers.
+fn mac_sized(secret: &LedgerSecret, account_id: &str, row: &Row) -> (String, usize) {
     let mut h = ids::FieldHasher::new("kledger.content_mac.v1");
     h.str(account_id).str(&row.memory_id);
-    h.field(|buf| content(row, buf));
-    ids::to_hex(&h.finish_keyed(secret))
+    let mut len = 0;
+    h.field(|buf| {
+        let at = buf.len();
+        content(row, buf);
+        len = buf.len() - at;
+    });
+    (ids::to_hex(&h.finish_keyed(secret)), len)
 }
 
 /// Marks an open row as sealed under `key_id` with its content's MAC, without encrypting yet
 /// (what `decide` does: the head hash needs only the MAC; the runner encrypts with
-/// [`encrypt`]).
-pub fn mark(secret: &LedgerSecret, account_id: &str, row: &mut Row, key_id: String) {
-    let mac = mac(secret, account_id, row);
+/// [`encrypt`]). Returns the length of the row's [`content`] (what [`wire_bytes_from`] takes).
+pub fn mark(secret: &LedgerSecret, account_id: &str, row: &mut Row, key_id: String) -> usize {
+    let (mac, content_len) = mac_sized(secret, account_id, row);
     row.sealed = Some(Sealed {
         key_id,
         mac,
         ciphertext: Bytes::default(),
     });
+    content_len
 }
 
 /// Encrypts an open, marked row's content under `key` (whose id the row then names). A
@@ -266,10 +277,20 @@ pub fn shred(row: &mut Row) {
 /// empty, plus its [`Sealed`] (key id, MAC, ciphertext of the content and the tag). Exact for
 /// a row that is or will be encrypted; a tombstone's ciphertext is empty.
 pub fn wire_bytes(row: &Row) -> usize {
-    let blanked = ids::with_buffer(|buf| {
+    let hashed = ids::with_buffer(|buf| {
         row.encode_as(buf, kledger_schemas::Form::Hashed);
         buf.len()
     });
+    let content = ids::with_buffer(|buf| {
+        content(row, buf);
+        buf.len()
+    });
+    wire_bytes_from(row, hashed, content)
+}
+
+/// [`wire_bytes`] from the lengths of the row's [`kledger_schemas::Form::Hashed`] encoding
+/// and of its [`content`] (as [`mark`] returns it), for a caller that has encoded both.
+pub fn wire_bytes_from(row: &Row, hashed: usize, content: usize) -> usize {
     // The hashed form ends with the MAC (or a 0 for a row without one); the wire form has the
     // union branch and the Sealed record there instead.
     let mac_len = row
@@ -279,12 +300,9 @@ pub fn wire_bytes(row: &Row) -> usize {
     let cipher = if row.status == kledger_schemas::Status::Tombstoned {
         0
     } else {
-        ids::with_buffer(|buf| {
-            content(row, buf);
-            buf.len()
-        }) + TAG_BYTES
+        content + TAG_BYTES
     };
-    blanked - mac_len
+    hashed - mac_len
         + 1 // union branch
         + long_len(KEY_ID_HEX as i64) + KEY_ID_HEX
         + long_len(MAC_HEX as i64) + MAC_HEX

@@ -350,6 +350,12 @@ avro_record!(Commit {
 impl Commit {
     /// Encodes the commit in `form` (see [`Form`]).
     pub fn encode_as(&self, out: &mut Vec<u8>, form: Form) {
+        self.encode_measured(out, form, |_| {});
+    }
+
+    /// [`Commit::encode_as`], telling `row_len` the length of each op's row encoding, in order
+    /// (what a caller that sizes rows would otherwise encode them again for).
+    pub fn encode_measured(&self, out: &mut Vec<u8>, form: Form, mut row_len: impl FnMut(usize)) {
         self.account_id.encode(out);
         self.commit_seq.encode(out);
         self.prev_hash.encode(out);
@@ -369,7 +375,9 @@ impl Commit {
             write_long(out, self.ops.len() as i64);
             for op in &self.ops {
                 op.change.encode(out);
+                let at = out.len();
                 op.row.encode_as(out, form);
+                row_len(out.len() - at);
             }
         }
         write_long(out, 0);
