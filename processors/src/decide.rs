@@ -893,7 +893,7 @@ fn seal_parts(
             // form gives the head hash and the rows' sizes (the budget is checked before the
             // decision is returned, so a commit over it is never handed out).
             let mut hashed_lens = Vec::with_capacity(commit.ops.len());
-            ids::set_keyed_head_hash(&mut commit, |n| hashed_lens.push(n));
+            ids::set_head_hash_measured(&mut commit, |n| hashed_lens.push(n));
             let mut bytes = overhead;
             for ((op, hashed), content) in commit.ops.iter().zip(hashed_lens).zip(&content_lens) {
                 let size = op_bytes_of(&op.row, seal::wire_bytes_from(&op.row, hashed, *content));

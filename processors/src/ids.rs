@@ -448,20 +448,27 @@ pub fn intent_digest_with(secret: Option<&LedgerSecret>, intent: &Intent) -> Str
 /// was.
 pub fn head_hash(commit: &mut Commit) -> String {
     let claimed = std::mem::take(&mut commit.head_hash);
-    let hash = with_buffer(|buf| {
-        hashed_bytes(commit, buf);
-        chained(&commit.prev_hash, buf)
-    });
+    let hash = head_hash_measured(commit, |_| {});
     commit.head_hash = claimed;
     hash
 }
 
-/// Writes the bytes `commit`'s head hash covers (its own `head_hash` must be empty).
-fn hashed_bytes(commit: &Commit, buf: &mut Vec<u8>) {
+/// [`head_hash`] of a commit whose `head_hash` is empty, telling `row_len` each op's row
+/// length in the bytes it covers.
+fn head_hash_measured(commit: &Commit, row_len: impl FnMut(usize)) -> String {
+    with_buffer(|buf| {
+        hashed_bytes(commit, buf, row_len);
+        chained(&commit.prev_hash, buf)
+    })
+}
+
+/// Writes the bytes `commit`'s head hash covers (its own `head_hash` must be empty), telling
+/// `row_len` each op's row length in them.
+fn hashed_bytes(commit: &Commit, buf: &mut Vec<u8>, row_len: impl FnMut(usize)) {
     if commit.keyed {
-        commit.encode_as(buf, Form::Hashed);
+        commit.encode_measured(buf, Form::Hashed, row_len);
     } else {
-        commit.encode_as(buf, Form::V2);
+        commit.encode_measured(buf, Form::V2, row_len);
         if !commit.continues {
             // `false` is the single byte 0x00, the last field.
             debug_assert_eq!(buf.last(), Some(&0));
@@ -482,21 +489,17 @@ fn chained(prev_hash: &str, canonical: &[u8]) -> String {
     to_hex(&h.finalize())
 }
 
-/// Sets the head hash of a keyed commit whose `head_hash` is empty, from one encoding of its
-/// [`Form::Hashed`] form, and tells `row_len` each op's row length in it (the sizes a caller
-/// checks the record budget with, without encoding the rows again).
-pub fn set_keyed_head_hash(commit: &mut Commit, row_len: impl FnMut(usize)) {
-    debug_assert!(commit.keyed && commit.head_hash.is_empty());
-    commit.head_hash = with_buffer(|buf| {
-        commit.encode_measured(buf, Form::Hashed, row_len);
-        chained(&commit.prev_hash, buf)
-    });
-}
-
 /// Sets the head hash of a commit whose `head_hash` is empty.
 pub fn set_head_hash(commit: &mut Commit) {
+    set_head_hash_measured(commit, |_| {});
+}
+
+/// [`set_head_hash`] from one encoding of what the hash covers, telling `row_len` each op's
+/// row length in it (for a keyed commit, the [`Form::Hashed`] lengths a caller checks the
+/// record budget with, without encoding the rows again).
+pub fn set_head_hash_measured(commit: &mut Commit, row_len: impl FnMut(usize)) {
     debug_assert!(commit.head_hash.is_empty());
-    commit.head_hash = head_hash(commit);
+    commit.head_hash = head_hash_measured(commit, row_len);
 }
 
 /// Seals a commit whose `head_hash` is empty: computes and sets the head hash, and returns the

@@ -303,17 +303,15 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
     ) -> Result<Decision, StateError> {
         let mut opened = Opened::default();
         let state = load_opened(&self.overlay, meta.partition, &intent, &mut opened)?;
-        let unkeyed_account = unkeyed(&intent).then(|| intent.account_id.clone());
+        let unkeyed = unkeyed(&intent);
         let mut decision = decide_owned(&state, intent, meta, &self.limits);
         if decision.commits.iter().any(|c| c.keyed) {
             self.encrypt(&mut decision, meta.partition, &opened)?;
         }
         // The head `load` read, which each fold moves on (read here if `load` did not: such an
         // intent is rejected, but a commit of it must still meet the real head).
-        let mut head = match unkeyed_account {
-            Some(acct) if !decision.commits.is_empty() => {
-                head(&self.overlay, meta.partition, &acct)?
-            }
+        let mut head = match decision.commits.first() {
+            Some(c) if unkeyed => head(&self.overlay, meta.partition, &c.account_id)?,
             _ => state.head,
         };
         for commit in &decision.commits {
