@@ -126,6 +126,15 @@ case "${1:-}" in
     setup_model
     cargo fmt --all -- --check
     cargo test --workspace
+    # The demo's binary is the one the tests built: a dependency whose features differ between
+    # the binary's build and the test build recompiles it and every crate above it (rand, then
+    # tansu, the vector engine, rmcp) the first time the demo runs. Nothing may compile here.
+    built="$(cargo build -p kledger-topology --bin kledger 2>&1)" || { echo "$built" >&2; exit 1; }
+    if grep -q '^ *Compiling ' <<<"$built"; then
+      echo "$built" >&2
+      echo "the demo's build recompiled crates the test build had built: their features differ between the two builds" >&2
+      exit 1
+    fi
     ;;
   lint)
     setup
