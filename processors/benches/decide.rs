@@ -91,6 +91,8 @@ fn warm() -> BTreeMap<String, AccountState> {
     states
 }
 
+// Not inlined: profilers count instructions inside it (`--toggle-collect='decide::sample'`).
+#[inline(never)]
 fn sample(states: &BTreeMap<String, AccountState>, inputs: &[Vec<u8>], limits: &Limits) -> f64 {
     let start = Instant::now();
     for (n, bytes) in inputs.iter().enumerate() {

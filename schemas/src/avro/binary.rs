@@ -189,36 +189,44 @@ impl<'a> Reader<'a> {
 }
 
 impl AvroCodec for String {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         write_bytes(out, self.as_bytes());
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         r.read_str().map(str::to_owned)
     }
 }
 
 impl AvroCodec for i64 {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         write_long(out, *self);
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         r.read_long()
     }
 }
 
 impl AvroCodec for i32 {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         write_long(out, i64::from(*self));
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         r.read_int()
     }
 }
 
 impl AvroCodec for bool {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         out.push(u8::from(*self));
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         match r.take(1)? {
             [0] => Ok(false),
@@ -229,18 +237,22 @@ impl AvroCodec for bool {
 }
 
 impl AvroCodec for f64 {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         r.read_fixed::<8>().map(f64::from_le_bytes)
     }
 }
 
 impl AvroCodec for f32 {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&self.to_le_bytes());
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         r.read_fixed::<4>().map(f32::from_le_bytes)
     }
@@ -248,6 +260,7 @@ impl AvroCodec for f32 {
 
 /// `Option<T>` is the union `["null", T]`.
 impl<T: AvroCodec> AvroCodec for Option<T> {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
             None => write_long(out, 0),
@@ -257,6 +270,7 @@ impl<T: AvroCodec> AvroCodec for Option<T> {
             }
         }
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         match r.read_union_index(2)? {
             0 => Ok(None),
@@ -267,6 +281,7 @@ impl<T: AvroCodec> AvroCodec for Option<T> {
 
 /// `Vec<T>` is an Avro array, written as one block.
 impl<T: AvroCodec> AvroCodec for Vec<T> {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         if !self.is_empty() {
             write_long(out, self.len() as i64);
@@ -276,6 +291,7 @@ impl<T: AvroCodec> AvroCodec for Vec<T> {
         }
         write_long(out, 0);
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let mut items = Vec::new();
         loop {
@@ -293,6 +309,7 @@ impl<T: AvroCodec> AvroCodec for Vec<T> {
 
 /// `BTreeMap<String, V>` is an Avro map, written in key order (deterministic bytes).
 impl<V: AvroCodec> AvroCodec for BTreeMap<String, V> {
+    #[inline]
     fn encode(&self, out: &mut Vec<u8>) {
         if !self.is_empty() {
             write_long(out, self.len() as i64);
@@ -303,6 +320,7 @@ impl<V: AvroCodec> AvroCodec for BTreeMap<String, V> {
         }
         write_long(out, 0);
     }
+    #[inline]
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let mut map = BTreeMap::new();
         loop {
@@ -326,9 +344,11 @@ impl<V: AvroCodec> AvroCodec for BTreeMap<String, V> {
 macro_rules! avro_record {
     ($ty:ident { $($field:ident),* $(,)? }) => {
         impl $crate::avro::AvroCodec for $ty {
-            fn encode(&self, out: &mut Vec<u8>) {
+            #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
                 $( $crate::avro::AvroCodec::encode(&self.$field, out); )*
             }
+            #[inline]
             fn decode(r: &mut $crate::avro::Reader<'_>) -> Result<Self, $crate::avro::DecodeError> {
                 Ok(Self { $( $field: $crate::avro::AvroCodec::decode(r)?, )* })
             }
@@ -374,9 +394,11 @@ macro_rules! avro_enum {
         }
 
         impl $crate::avro::AvroCodec for $ty {
-            fn encode(&self, out: &mut Vec<u8>) {
+            #[inline]
+    fn encode(&self, out: &mut Vec<u8>) {
                 $crate::avro::write_long(out, self.index() as i64);
             }
+            #[inline]
             fn decode(r: &mut $crate::avro::Reader<'_>) -> Result<Self, $crate::avro::DecodeError> {
                 let i = r.read_enum_index(Self::ALL.len())?;
                 Ok(Self::ALL[i])
