@@ -20,7 +20,9 @@
 //! `-- in-process` or `-- process` for one broker mode). `-- decide` measures the apply
 //! thread's decide and state write alone, without a broker: the same intents in batches of one
 //! partition (as the reader hands them), decided by `decide_parallel` against RocksDB with each
-//! thread count, each batch's writes then written.
+//! thread count, each batch's writes then written. `KLEDGER_*` variables set the processor's
+//! configuration in every mode (`KLEDGER_PROCESSOR__BATCH__RECORDS_MAX=5000`, say); the
+//! pass-through reads batches of the same size.
 
 use std::collections::BTreeMap;
 use std::sync::mpsc::channel;

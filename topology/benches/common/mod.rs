@@ -108,7 +108,9 @@ pub(crate) fn setup_with(default_n: usize, in_process: bool) -> Setup {
             .expect("broker process"),
         )
     };
-    let mut base = Config::default();
+    // The defaults, or what `KLEDGER_*` variables set (`KLEDGER_PROCESSOR__BATCH__RECORDS_MAX`,
+    // say); the broker, the topics' partitions and the sinks are the bench's own.
+    let mut base = Config::load(None, std::env::vars()).expect("config");
     base.kafka.bootstrap_servers = broker.bootstrap();
     base.kafka.partitions = PARTITIONS;
     base.http.listen = String::new();
