@@ -1,7 +1,9 @@
 //! A long broker outage while kledger serves: on librdkafka's mock cluster, the only broker
 //! goes down mid-stream for a minute. The processor fails, reports itself degraded and keeps
 //! retrying; the read API (served from the local view store) answers throughout; when the
-//! broker is back the processor resumes by itself and the oracle holds.
+//! broker is back the processor resumes by itself and the oracle holds. Then, with nothing left
+//! to decide, the broker goes down again: the processor reports it (degraded) all the same, and
+//! is well again once the broker is back.
 
 use std::time::{Duration, Instant};
 
@@ -28,6 +30,11 @@ pub struct OutageFigures {
     pub degraded_seen: bool,
     /// Whether it answered everything afterwards without a restart.
     pub resumed: bool,
+    /// With everything answered and the broker down again: whether the processor, with nothing
+    /// to decide, reported that no broker was reachable, and was well again once it was back.
+    pub idle_degraded: bool,
+    /// Whether that report was cleared after the broker came back.
+    pub idle_cleared: bool,
     /// Whether the processor stayed alive.
     pub alive: bool,
     /// The oracle.
@@ -41,13 +48,15 @@ impl OutageFigures {
         Row {
             check: "broker outage while serving (mock)",
             figures: format!(
-                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; commits {} of {}, lost {}, duplicated {}, forks {}",
+                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; down again while idle: degraded {}, well again {}; commits {} of {}, lost {}, duplicated {}, forks {}",
                 self.down_secs,
                 self.api_ok,
                 self.api_requests,
-                if self.degraded_seen { "yes" } else { "NO" },
-                if self.alive { "yes" } else { "NO" },
-                if self.resumed { "yes" } else { "NO" },
+                yes(self.degraded_seen),
+                yes(self.alive),
+                yes(self.resumed),
+                yes(self.idle_degraded),
+                yes(self.idle_cleared),
                 o.commits,
                 o.expected,
                 o.lost,
@@ -65,8 +74,26 @@ impl OutageFigures {
             && self.degraded_seen
             && self.alive
             && self.resumed
+            && self.idle_degraded
+            && self.idle_cleared
             && self.oracle.ok()
     }
+}
+
+fn yes(b: bool) -> &'static str {
+    if b { "yes" } else { "NO" }
+}
+
+/// Polls `f` every 250 ms for at most `bound`; whether it held.
+fn within(bound: Duration, mut f: impl FnMut() -> bool) -> bool {
+    let t = Instant::now();
+    while t.elapsed() < bound {
+        if f() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+    false
 }
 
 const PARTITIONS: i32 = 4;
@@ -163,6 +190,28 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
             !running.finished()
         })
         .is_ok();
+    // Down again with nothing left to decide: no request fails then, but the consumer's
+    // statistics (every 5 s) show no broker connected, and the processor reports that once it
+    // has lasted `degraded_after_ms` (before the lost session's rejoin would). It must be well
+    // first, so the report seen is this outage's.
+    let (mut idle_degraded, mut idle_cleared) = (false, false);
+    if resumed
+        && within(Duration::from_secs(60), || {
+            running.status.degraded().is_none()
+        })
+    {
+        mock.broker_down(1)?;
+        idle_degraded = within(Duration::from_secs(40), || {
+            running
+                .status
+                .degraded()
+                .is_some_and(|why| why.contains("no broker has been reachable"))
+        });
+        mock.broker_up(1)?;
+        idle_cleared = within(Duration::from_secs(90), || {
+            running.status.degraded().is_none()
+        });
+    }
     let alive = !running.finished();
     let stopped = rt.block_on(running.stop());
     let (want, _) = expected(&c, &records, PARTITIONS);
@@ -177,6 +226,8 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         api_ok,
         degraded_seen,
         resumed,
+        idle_degraded,
+        idle_cleared,
         alive,
         oracle,
     })

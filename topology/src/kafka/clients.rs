@@ -23,6 +23,8 @@
 //! - the restore consumer: no group, `read_committed`, `enable.partition.eof=true` (knows where
 //!   the outbox ends).
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -53,13 +55,39 @@ fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
     v
 }
 
+/// Whether a client reached a broker at its last statistics report (librdkafka's, every
+/// `statistics.interval.ms`): with nothing to decide no request fails, so this is how the
+/// processor learns that its broker went away while it is idle.
+#[derive(Debug, Default)]
+pub struct Reach(AtomicBool);
+
+impl Reach {
+    /// Whether no connection to the cluster was up at the last report.
+    pub fn unreachable(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
+
+    /// Records a report: reachable while any connection to the cluster is `UP` (a bootstrap
+    /// address, a learned broker, or the logical group coordinator a member with no partitions
+    /// talks to alone), librdkafka's internal broker aside.
+    fn observe(&self, stats: &Statistics) {
+        let up = stats
+            .brokers
+            .values()
+            .any(|b| b.source != "internal" && b.state == "UP");
+        self.0.store(!up, Ordering::Relaxed);
+    }
+}
+
 /// Turns rebalance callbacks into [`RebalanceEvent`]s, pausing assigned partitions so nothing
-/// is read before their state is restored; exports consumer lag from librdkafka statistics.
+/// is read before their state is restored; exports consumer lag from librdkafka statistics,
+/// and whether a broker was reachable ([`Reach`]).
 #[derive(Debug)]
 pub struct EventContext {
     events: Sender<RebalanceEvent>,
     topic: String,
     sink: Option<&'static str>,
+    reach: Arc<Reach>,
 }
 
 impl EventContext {
@@ -69,7 +97,13 @@ impl EventContext {
             events,
             topic,
             sink: None,
+            reach: Arc::default(),
         }
+    }
+
+    /// What the client's statistics say of reaching a broker, shared.
+    pub fn reach(&self) -> Arc<Reach> {
+        self.reach.clone()
     }
 
     /// A context for a sink of the outbox (lag as `kledger_sink_lag_records{sink}`).
@@ -78,6 +112,7 @@ impl EventContext {
             events,
             topic,
             sink: Some(sink),
+            reach: Arc::default(),
         }
     }
 }
@@ -93,6 +128,7 @@ impl ClientContext for EventContext {
     }
 
     fn stats(&self, stats: Statistics) {
+        self.reach.observe(&stats);
         if let Some(t) = stats.topics.get(&self.topic) {
             for (p, s) in &t.partitions {
                 if *p >= 0 && s.consumer_lag >= 0 {

@@ -33,7 +33,7 @@ use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
 use crate::kafka::clients::{
-    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, Reach, RebalanceEvent, consumer_config, producer_config,
 };
 use crate::kafka::codec::Codec;
 use crate::kafka::coverage::Coverage;
@@ -115,6 +115,10 @@ pub struct Processor {
     failing_since: BTreeMap<i32, Instant>,
     /// Since when the group has given this consumer nothing after revoking its partitions.
     rejoining_since: Option<Instant>,
+    /// Whether the consumer reached a broker at its last statistics report.
+    reach: Arc<Reach>,
+    /// Since when no broker has been reachable (reported while idle too).
+    unreachable_since: Option<Instant>,
     status: Arc<Status>,
     shutdown: Shutdown,
     /// The decision's bounds, with the ledger's secret.
@@ -169,9 +173,10 @@ impl Processor {
         let (ev_tx, events) = channel();
         let cc = consumer_config(&config, "apply");
         let coverage = Coverage::new("apply", &topics.intents, partitions);
-        let consumer: BaseConsumer<EventContext> = cc
-            .create_with_context(EventContext::new(ev_tx, topics.intents.clone()))
-            .context("create consumer")?;
+        let context = EventContext::new(ev_tx, topics.intents.clone());
+        let reach = context.reach();
+        let consumer: BaseConsumer<EventContext> =
+            cc.create_with_context(context).context("create consumer")?;
         let reader = PartitionReader::group(
             consumer,
             &topics.intents,
@@ -208,6 +213,8 @@ impl Processor {
             refused: Refused::new(),
             coverage,
             failing_since: BTreeMap::new(),
+            reach,
+            unreachable_since: None,
             rejoining_since: None,
             status,
             shutdown,
@@ -265,6 +272,13 @@ impl Processor {
         if let Some(since) = self.rejoining_since.filter(|t| t.elapsed() >= after) {
             self.status.set_degraded(Some(format!(
                 "the group has assigned this processor nothing for {} s since revoking its partitions (is the broker reachable?)",
+                since.elapsed().as_secs()
+            )));
+            return;
+        }
+        if let Some(since) = self.unreachable_since.filter(|t| t.elapsed() >= after) {
+            self.status.set_degraded(Some(format!(
+                "no broker has been reachable for {} s",
                 since.elapsed().as_secs()
             )));
             return;
@@ -383,7 +397,14 @@ impl Processor {
             if let Err(e) = self.watch_keys(&mut in_flight) {
                 break Err(e);
             }
-            if !self.failing_since.is_empty() || self.rejoining_since.is_some() {
+            // An unreachable broker is degraded even with nothing to decide (no request fails
+            // then); reachable again, the reason is cleared.
+            let was_unreachable = self.unreachable_since.is_some();
+            self.unreachable_since = self
+                .reach
+                .unreachable()
+                .then(|| self.unreachable_since.unwrap_or_else(Instant::now));
+            if !self.failing_since.is_empty() || self.rejoining_since.is_some() || was_unreachable {
                 self.update_degraded();
             }
             if let Err(e) = self.step(batch, &mut in_flight) {
