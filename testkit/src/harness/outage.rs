@@ -31,7 +31,7 @@ pub struct OutageFigures {
     /// Whether it answered everything afterwards without a restart.
     pub resumed: bool,
     /// With everything answered and the broker down again: whether the processor, with nothing
-    /// to decide, reported that no broker was reachable, and was well again once it was back.
+    /// to decide, reported that no broker was reachable.
     pub idle_degraded: bool,
     /// Whether that report was cleared after the broker came back.
     pub idle_cleared: bool,
@@ -155,9 +155,7 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
     // goes down (its deliveries then fail, and the restores that follow cannot read). Both are
     // published before the processor starts, and the broker goes down as soon as the first
     // part is answered: each partition's share of the second part follows its share of the
-    // first, so most of the second part is still to decide however fast the processor is
-    // (publishing the second part after the first was answered raced a processor that kept up
-    // with the publisher: with nothing left to decide, nothing failed).
+    // first, so most of the second part is still to decide however fast the processor is.
     let records = stream(seed, 30, intents);
     let (first, _) = records.split_at(records.len() / 10);
     publish_all(&c, &records);
