@@ -808,6 +808,7 @@ pub fn stop(child: impl Into<std::process::Child>) {
     let _ = std::process::Command::new("kill")
         .arg("-TERM")
         .arg(child.id().to_string())
+        .stderr(std::process::Stdio::null())
         .status();
     let deadline = Instant::now() + Duration::from_secs(30);
     while child.try_wait().unwrap().is_none() {
