@@ -71,6 +71,9 @@ pub const RECORDS_REFUSED_TOTAL: &str = "kledger_records_refused_total";
 
 /// Consumer lag of a sink of the outbox, records, by `sink` and `partition`.
 pub const SINK_LAG_RECORDS: &str = "kledger_sink_lag_records";
+/// 1 while a sink's consumer reached no broker at its last statistics report (every 5 s), by
+/// `sink`, else 0. The sink keeps serving what it holds (its readiness does not change).
+pub const SINK_BROKER_UNREACHABLE: &str = "kledger_sink_broker_unreachable";
 /// Outbox records a sink read, by `sink` and `result` (folded, skipped, deadletter).
 pub const SINK_RECORDS_TOTAL: &str = "kledger_sink_records_total";
 /// Time a sink takes to make one batch durable (store write and publication), seconds, by
@@ -129,6 +132,7 @@ pub const ALL: &[&str] = &[
     GROUP_REJOINS_TOTAL,
     INTENTS_REJECTED_FOR_SIZE_TOTAL,
     SINK_LAG_RECORDS,
+    SINK_BROKER_UNREACHABLE,
     SINK_RECORDS_TOTAL,
     SINK_WRITE_SECONDS,
     VIEWS_PUBLISHED_TOTAL,

@@ -1,9 +1,12 @@
 //! What `/readyz` reports: for the processor (role `apply`), joined the group, no assigned
 //! partition still restoring and not degraded (`degraded` gives the reason while partitions
 //! keep failing); for each projection sink, caught up with the outbox once since it started
-//! (a fresh or rebuilt projection is not ready while it is being built).
+//! (a fresh or rebuilt projection is not ready while it is being built). A sink whose broker
+//! is out of reach stays ready: it serves what its store holds, and every replica of the read
+//! API leaving rotation at once would turn a broker outage into a read outage; it is reported
+//! under `sinks_broker_unreachable` (and `kledger_sink_broker_unreachable`) instead.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
@@ -16,6 +19,8 @@ pub struct Status {
     assigned: Mutex<Vec<i32>>,
     no_processor: AtomicBool,
     sinks: Mutex<BTreeMap<&'static str, bool>>,
+    /// Sinks whose consumer reached no broker at its last statistics report.
+    sinks_unreachable: Mutex<BTreeSet<&'static str>>,
     /// Why the processor is degraded (it keeps retrying), if it is.
     degraded: Mutex<Option<String>>,
     /// Partitions owned by no member of the processor's group (the coverage check).
@@ -93,6 +98,27 @@ impl Status {
         }
     }
 
+    /// Whether sink `name`'s consumer reached no broker at its last statistics report.
+    pub fn set_sink_unreachable(&self, name: &'static str, unreachable: bool) {
+        metrics::gauge!(crate::metrics::SINK_BROKER_UNREACHABLE, "sink" => name)
+            .set(if unreachable { 1.0 } else { 0.0 });
+        if let Ok(mut s) = self.sinks_unreachable.lock() {
+            if unreachable {
+                s.insert(name);
+            } else {
+                s.remove(name);
+            }
+        }
+    }
+
+    /// The sinks whose consumer reached no broker at its last statistics report.
+    pub fn unreachable_sinks(&self) -> Vec<&'static str> {
+        self.sinks_unreachable
+            .lock()
+            .map(|s| s.iter().copied().collect())
+            .unwrap_or_default()
+    }
+
     fn processor_ready(&self) -> bool {
         self.no_processor.load(Ordering::Relaxed)
             || (self.joined.load(Ordering::Relaxed)
@@ -125,6 +151,7 @@ impl Status {
             "ready": self.ready(),
             "processor": !self.no_processor.load(Ordering::Relaxed),
             "sinks_caught_up": sinks,
+            "sinks_broker_unreachable": self.unreachable_sinks(),
             "joined": self.joined.load(Ordering::Relaxed),
             "stopped": self.stopped.load(Ordering::Relaxed),
             "restoring": self.restoring.load(Ordering::Relaxed),

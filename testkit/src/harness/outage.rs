@@ -3,7 +3,7 @@
 //! retrying; the read API (served from the local view store) answers throughout; when the
 //! broker is back the processor resumes by itself and the oracle holds. Then, with nothing left
 //! to decide, the broker goes down again: the processor reports it (degraded) all the same, and
-//! is well again once the broker is back.
+//! is well again once the broker is back; so does every sink (`sinks_broker_unreachable`).
 
 use std::time::{Duration, Instant};
 
@@ -35,6 +35,9 @@ pub struct OutageFigures {
     pub idle_degraded: bool,
     /// Whether that report was cleared after the broker came back.
     pub idle_cleared: bool,
+    /// Whether every sink reported the broker out of reach during that outage, and none
+    /// after it came back.
+    pub idle_sinks: bool,
     /// Whether the processor stayed alive.
     pub alive: bool,
     /// The oracle.
@@ -48,7 +51,7 @@ impl OutageFigures {
         Row {
             check: "broker outage while serving (mock)",
             figures: format!(
-                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; down again while idle: degraded {}, well again {}; commits {} of {}, lost {}, duplicated {}, forks {}",
+                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; down again while idle: degraded {}, well again {}, sinks reported and cleared {}; commits {} of {}, lost {}, duplicated {}, forks {}",
                 self.down_secs,
                 self.api_ok,
                 self.api_requests,
@@ -57,6 +60,7 @@ impl OutageFigures {
                 yes(self.resumed),
                 yes(self.idle_degraded),
                 yes(self.idle_cleared),
+                yes(self.idle_sinks),
                 o.commits,
                 o.expected,
                 o.lost,
@@ -76,6 +80,7 @@ impl OutageFigures {
             && self.resumed
             && self.idle_degraded
             && self.idle_cleared
+            && self.idle_sinks
             && self.oracle.ok()
     }
 }
@@ -192,23 +197,41 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
     // statistics (every 5 s) show no broker connected, and the processor reports that once it
     // has lasted `degraded_after_ms` (before the lost session's rejoin would). It must be well
     // first, so the report seen is this outage's.
-    let (mut idle_degraded, mut idle_cleared) = (false, false);
+    let (mut idle_degraded, mut idle_cleared, mut idle_sinks) = (false, false, false);
+    // The sinks running (the views sink here): each reports the outage on its own.
+    let sinks: Vec<String> = running.status.json()["sinks_caught_up"]
+        .as_object()
+        .map(|m| m.keys().cloned().collect())
+        .unwrap_or_default();
+    let all_unreachable = || {
+        let down = running.status.unreachable_sinks();
+        !sinks.is_empty() && sinks.iter().all(|s| down.contains(&s.as_str()))
+    };
+    // Well means joined too: a processor whose partitions were just revoked is not degraded
+    // for `degraded_after_ms` either, and then for a reason of its own.
     if resumed
         && within(Duration::from_secs(60), || {
-            running.status.degraded().is_none()
+            running.status.joined() && running.status.degraded().is_none()
         })
     {
         mock.broker_down(1)?;
+        let mut sinks_reported = false;
         idle_degraded = within(Duration::from_secs(40), || {
+            sinks_reported |= all_unreachable();
             running
                 .status
                 .degraded()
                 .is_some_and(|why| why.contains("no broker has been reachable"))
         });
+        sinks_reported = sinks_reported || within(Duration::from_secs(10), all_unreachable);
         mock.broker_up(1)?;
         idle_cleared = within(Duration::from_secs(90), || {
             running.status.degraded().is_none()
         });
+        idle_sinks = sinks_reported
+            && within(Duration::from_secs(30), || {
+                running.status.unreachable_sinks().is_empty()
+            });
     }
     let alive = !running.finished();
     let stopped = rt.block_on(running.stop());
@@ -226,6 +249,7 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         resumed,
         idle_degraded,
         idle_cleared,
+        idle_sinks,
         alive,
         oracle,
     })

@@ -59,12 +59,25 @@ fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
 /// `statistics.interval.ms`): with nothing to decide no request fails, so this is how the
 /// processor learns that its broker went away while it is idle.
 #[derive(Debug, Default)]
-pub struct Reach(AtomicBool);
+pub struct Reach {
+    unreachable: AtomicBool,
+    /// Since the first report of the current run of reports with no connection up.
+    since: std::sync::Mutex<Option<Instant>>,
+}
 
 impl Reach {
     /// Whether no connection to the cluster was up at the last report.
     pub fn unreachable(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.unreachable.load(Ordering::Relaxed)
+    }
+
+    /// How long reports have found no connection up (`None`: the last one found one). Counted
+    /// from the first such report, so up to one statistics interval short of the outage.
+    pub fn unreachable_for(&self) -> Option<Duration> {
+        if !self.unreachable() {
+            return None;
+        }
+        self.since.lock().ok().and_then(|s| s.map(|t| t.elapsed()))
     }
 
     /// Records a report: reachable while any connection to the cluster is `UP` (a bootstrap
@@ -75,7 +88,32 @@ impl Reach {
             .brokers
             .values()
             .any(|b| b.source != "internal" && b.state == "UP");
-        self.0.store(!up, Ordering::Relaxed);
+        if let Ok(mut since) = self.since.lock() {
+            *since = if up {
+                None
+            } else {
+                Some(since.unwrap_or_else(Instant::now))
+            };
+        }
+        if self.unreachable.swap(!up, Ordering::Relaxed) == up {
+            let states: Vec<String> = stats
+                .brokers
+                .values()
+                .map(|b| format!("{}={}", b.name, b.state))
+                .collect();
+            tracing::info!(client = %stats.name, reachable = up, ?states, "a client's reach of the cluster changed");
+        }
+    }
+}
+
+#[cfg(test)]
+impl Reach {
+    /// A reach whose reports have found no connection up since `since` (tests).
+    pub(crate) fn down_since(since: Instant) -> Self {
+        Self {
+            unreachable: AtomicBool::new(true),
+            since: std::sync::Mutex::new(Some(since)),
+        }
     }
 }
 

@@ -7,14 +7,15 @@
 //! content) — that intent is then answered `rejected`, never retried.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::mpsc::Receiver;
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
 use rdkafka::producer::{BaseRecord, ThreadedProducer};
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{Decided, OutKind};
-use crate::kafka::clients::{Delivery, DeliveryContext, send_waiting};
+use crate::kafka::clients::{Delivery, DeliveryContext, Reach, send_waiting};
 use crate::kafka::topics::Topics;
 use crate::metrics as m;
 
@@ -175,6 +176,38 @@ pub(crate) struct Deliveries {
     /// Reports for sends after the one being awaited, by id. Bounded by the records of the
     /// sends in flight (at most one batch's data keys beyond the batch awaited).
     later: BTreeMap<u64, Delivery>,
+    /// What a wait watches meanwhile (the processor's).
+    watch: Option<Watch>,
+}
+
+/// How often a wait for reports looks at its [`Watch`].
+const WATCH_EVERY: Duration = Duration::from_secs(1);
+
+/// The degraded reason of a processor that has reached no broker for `d`.
+pub(crate) fn unreachable_reason(d: Duration) -> String {
+    format!("no broker has been reachable for {} s", d.as_secs())
+}
+
+/// What the processor's waits for delivery reports watch: a batch whose records cannot reach
+/// the broker is awaited up to `processor.delivery_timeout_ms`, and the processor's loop, which
+/// reports an unreachable broker, does not turn meanwhile; so the wait reports it (degraded)
+/// once no broker has been reachable for `after`. The loop clears it when a broker is back.
+#[derive(Debug, Clone)]
+pub(crate) struct Watch {
+    /// The consumer's reach.
+    pub(crate) reach: Arc<Reach>,
+    /// Where degraded is reported.
+    pub(crate) status: Arc<crate::status::Status>,
+    /// `processor.degraded_after_ms`.
+    pub(crate) after: Duration,
+}
+
+impl Watch {
+    fn check(&self) {
+        if let Some(d) = self.reach.unreachable_for().filter(|d| *d >= self.after) {
+            self.status.set_degraded(Some(unreachable_reason(d)));
+        }
+    }
 }
 
 impl Deliveries {
@@ -183,6 +216,15 @@ impl Deliveries {
         Self {
             rx,
             later: BTreeMap::new(),
+            watch: None,
+        }
+    }
+
+    /// Reports from `rx`, looking at `watch` every second while waiting.
+    pub(crate) fn watched(rx: Receiver<Delivery>, watch: Watch) -> Self {
+        Self {
+            watch: Some(watch),
+            ..Self::new(rx)
         }
     }
 
@@ -201,7 +243,21 @@ impl Deliveries {
         }
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            let d = self.rx.recv_timeout(left).ok()?;
+            let wait = if self.watch.is_some() {
+                left.min(WATCH_EVERY)
+            } else {
+                left
+            };
+            let d = match self.rx.recv_timeout(wait) {
+                Ok(d) => d,
+                Err(RecvTimeoutError::Timeout) if wait < left => {
+                    if let Some(w) = &self.watch {
+                        w.check();
+                    }
+                    continue;
+                }
+                Err(_) => return None,
+            };
             if ids.contains(&d.id) {
                 return Some(d);
             }
@@ -315,6 +371,45 @@ mod tests {
         Delivery {
             id,
             result: Ok((p, offset)),
+        }
+    }
+
+    /// A batch whose records cannot reach the broker is awaited until its deadline (the
+    /// delivery timeout, a minute by default); the wait reports the processor degraded once no
+    /// broker has been reachable for `after`, not only when the batch fails. With a broker
+    /// reachable it reports nothing.
+    #[test]
+    fn a_wait_reports_an_unreachable_broker() {
+        for (reach, reported) in [
+            (
+                Reach::down_since(Instant::now() - Duration::from_secs(40)),
+                true,
+            ),
+            (Reach::default(), false),
+        ] {
+            let (_tx, rx) = std::sync::mpsc::channel();
+            let status = Arc::new(crate::status::Status::default());
+            let mut deliveries = Deliveries::watched(
+                rx,
+                Watch {
+                    reach: Arc::new(reach),
+                    status: status.clone(),
+                    after: Duration::from_secs(30),
+                },
+            );
+            let batch = sent(0, &[(OutKind::Outbox, 0)], Duration::from_millis(1500));
+            let settled = await_delivery(&mut deliveries, batch);
+            assert_eq!(
+                settled.all_or_error(),
+                Err("partition 0: delivery timed out".into())
+            );
+            let why = status.degraded();
+            assert_eq!(
+                why.as_deref()
+                    .is_some_and(|w| w.starts_with("no broker has been reachable for 4")),
+                reported,
+                "{why:?}"
+            );
         }
     }
 

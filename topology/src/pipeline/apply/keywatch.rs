@@ -34,7 +34,11 @@ const WATERMARK_TIMEOUT: Duration = Duration::from_secs(5);
 impl Processor {
     /// Reads the keys-topic records of its partitions that this processor did not write into
     /// state, when a gap or the periodic check finds some; settles the batch in flight first.
-    /// A broker failure is logged and tried again at the next check.
+    /// A broker failure is logged and tried again at the next check. The check blocks the
+    /// processor's loop for one query at a time, so it is skipped while the consumer reaches no
+    /// broker, and a round stops at its first failed query: a broker that went away costs the
+    /// loop one [`WATERMARK_TIMEOUT`], not one per partition (the loop is what reports the
+    /// processor degraded, serves rebalances and stops at shutdown).
     pub(super) fn watch_keys(&mut self, in_flight: &mut Option<InFlight>) -> anyhow::Result<()> {
         if !self.limits.keyed() || self.transactional() {
             // Transactions fence an old owner: nothing but this processor writes its partitions.
@@ -55,7 +59,7 @@ impl Processor {
             .filter(|p| !self.keys_next.contains_key(p))
             .collect();
         let check = Duration::from_millis(self.config.processor.keys_check_ms);
-        if self.keys_checked.is_none_or(|t| t.elapsed() >= check) {
+        if self.keys_checked.is_none_or(|t| t.elapsed() >= check) && !self.reach.unreachable() {
             self.keys_checked = Some(Instant::now());
             for p in &ready {
                 let Some(next) = self.keys_next.get(p).copied() else {
@@ -70,6 +74,7 @@ impl Processor {
                     Ok(_) => {}
                     Err(e) => {
                         tracing::warn!(partition = p, error = %e, "keys topic: reading its end failed; checked again later");
+                        break;
                     }
                 }
             }

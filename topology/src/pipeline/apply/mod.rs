@@ -115,10 +115,9 @@ pub struct Processor {
     failing_since: BTreeMap<i32, Instant>,
     /// Since when the group has given this consumer nothing after revoking its partitions.
     rejoining_since: Option<Instant>,
-    /// Whether the consumer reached a broker at its last statistics report.
+    /// Whether the consumer reached a broker at its last statistics report, and since when it
+    /// has not (reported while idle, and while a delivery is awaited, too).
     reach: Arc<Reach>,
-    /// Since when no broker has been reachable (reported while idle too).
-    unreachable_since: Option<Instant>,
     status: Arc<Status>,
     shutdown: Shutdown,
     /// The decision's bounds, with the ledger's secret.
@@ -183,7 +182,12 @@ impl Processor {
             "apply",
             config.processor.batch.bounds(),
         )?;
-        let (producer, keys_producer, deliveries) = new_producer(&config)?;
+        let watch = delivery::Watch {
+            reach: reach.clone(),
+            status: status.clone(),
+            after: Duration::from_millis(config.processor.degraded_after_ms),
+        };
+        let (producer, keys_producer, deliveries) = new_producer(&config, watch)?;
         let (restore_tx, restores) = channel();
         let state_writer =
             durable::StateWriter::new(store.clone()).context("start the state writer")?;
@@ -214,7 +218,6 @@ impl Processor {
             coverage,
             failing_since: BTreeMap::new(),
             reach,
-            unreachable_since: None,
             rejoining_since: None,
             status,
             shutdown,
@@ -258,7 +261,12 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        (self.producer, self.keys_producer, self.deliveries) = new_producer(&self.config)?;
+        let watch = delivery::Watch {
+            reach: self.reach.clone(),
+            status: self.status.clone(),
+            after: Duration::from_millis(self.config.processor.degraded_after_ms),
+        };
+        (self.producer, self.keys_producer, self.deliveries) = new_producer(&self.config, watch)?;
         Ok(())
     }
 
@@ -269,16 +277,16 @@ impl Processor {
     fn update_degraded(&mut self) {
         self.failing_since.retain(|p, _| self.parts.contains_key(p));
         let after = Duration::from_millis(self.config.processor.degraded_after_ms);
+        // The root cause first: with no broker reachable, the group cannot assign anything
+        // either.
+        if let Some(d) = self.reach.unreachable_for().filter(|d| *d >= after) {
+            self.status
+                .set_degraded(Some(delivery::unreachable_reason(d)));
+            return;
+        }
         if let Some(since) = self.rejoining_since.filter(|t| t.elapsed() >= after) {
             self.status.set_degraded(Some(format!(
                 "the group has assigned this processor nothing for {} s since revoking its partitions (is the broker reachable?)",
-                since.elapsed().as_secs()
-            )));
-            return;
-        }
-        if let Some(since) = self.unreachable_since.filter(|t| t.elapsed() >= after) {
-            self.status.set_degraded(Some(format!(
-                "no broker has been reachable for {} s",
                 since.elapsed().as_secs()
             )));
             return;
@@ -398,13 +406,13 @@ impl Processor {
                 break Err(e);
             }
             // An unreachable broker is degraded even with nothing to decide (no request fails
-            // then); reachable again, the reason is cleared.
-            let was_unreachable = self.unreachable_since.is_some();
-            self.unreachable_since = self
-                .reach
-                .unreachable()
-                .then(|| self.unreachable_since.unwrap_or_else(Instant::now));
-            if !self.failing_since.is_empty() || self.rejoining_since.is_some() || was_unreachable {
+            // then); reachable again, the reason is cleared — also when a wait for delivery
+            // reported it ([`delivery::Watch`]).
+            if !self.failing_since.is_empty()
+                || self.rejoining_since.is_some()
+                || self.reach.unreachable()
+                || self.status.degraded().is_some()
+            {
                 self.update_degraded();
             }
             if let Err(e) = self.step(batch, &mut in_flight) {
@@ -698,6 +706,7 @@ impl Processor {
 #[allow(clippy::type_complexity)] // the three parts a (re)created producer replaces together
 fn new_producer(
     config: &Config,
+    watch: delivery::Watch,
 ) -> anyhow::Result<(
     ThreadedProducer<DeliveryContext>,
     Option<ThreadedProducer<DeliveryContext>>,
@@ -712,13 +721,13 @@ fn new_producer(
         producer
             .init_transactions(Duration::from_secs(30))
             .context("init transactions")?;
-        return Ok((producer, None, Deliveries::new(deliveries)));
+        return Ok((producer, None, Deliveries::watched(deliveries, watch)));
     }
     let keys = producer_config(config, None)
         .set("linger.ms", "0")
         .create_with_context(DeliveryContext::new(dl_tx))
         .context("create the keys producer")?;
-    Ok((producer, Some(keys), Deliveries::new(deliveries)))
+    Ok((producer, Some(keys), Deliveries::watched(deliveries, watch)))
 }
 
 fn backoff(config: &Config, attempt: u32) -> Duration {

@@ -103,6 +103,8 @@ pub fn drive_live(
 ) -> anyhow::Result<()> {
     let name = projection.name();
     status.set_sink(name, false);
+    status.set_sink_unreachable(name, false);
+    let mut unreachable = false;
     let result = (|| {
         // The key feed starts with the drive (its consumer is part of the sink from the start).
         let feed = KeyFeed::new(config, projection.key_cache()?, config.kafka.partitions)?;
@@ -123,6 +125,18 @@ pub fn drive_live(
             reader.handle_events(&|p| projection.position(p))?;
             let batch = reader.next_batch()?;
             status.set_sink(name, reader.caught_up());
+            if reader.broker_unreachable() != unreachable {
+                unreachable = !unreachable;
+                if unreachable {
+                    tracing::warn!(
+                        sink = name,
+                        "the sink's consumer reaches no broker; serving what it holds"
+                    );
+                } else {
+                    tracing::info!(sink = name, "the sink's consumer reaches a broker again");
+                }
+                status.set_sink_unreachable(name, unreachable);
+            }
             if batch.is_empty() {
                 continue;
             }

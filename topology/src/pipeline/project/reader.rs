@@ -19,7 +19,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use super::{OutboxCommit, Outputs};
 use crate::config::Config;
 use crate::kafka::clients::{
-    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, Reach, RebalanceEvent, consumer_config, producer_config,
 };
 use crate::kafka::codec::Codec;
 use crate::kafka::coverage::Coverage;
@@ -50,6 +50,8 @@ pub struct OutboxReader {
     record_bytes_max: usize,
     /// Whether the sink's group owns every outbox partition.
     coverage: Coverage,
+    /// Whether the consumer reached a broker at its last statistics report.
+    reach: Arc<Reach>,
 }
 
 impl std::fmt::Debug for OutboxReader {
@@ -79,8 +81,10 @@ impl OutboxReader {
             // End-of-partition reports tell when the sink has caught up (readiness).
             .set("enable.partition.eof", "true");
         let coverage = Coverage::new(sink, &topics.outbox, config.kafka.partitions);
+        let context = EventContext::for_sink(ev_tx, topics.outbox.clone(), sink);
+        let reach = context.reach();
         let consumer: BaseConsumer<EventContext> = cc
-            .create_with_context(EventContext::for_sink(ev_tx, topics.outbox.clone(), sink))
+            .create_with_context(context)
             .with_context(|| format!("{sink} sink consumer"))?;
         let reader = PartitionReader::group(consumer, &topics.outbox, sink, bounds)?;
         let (dl_tx, deliveries) = channel();
@@ -100,7 +104,13 @@ impl OutboxReader {
             codec,
             record_bytes_max: config.limits.record_bytes_max,
             coverage,
+            reach,
         })
+    }
+
+    /// Whether the consumer reached no broker at its last statistics report (every 5 s).
+    pub fn broker_unreachable(&self) -> bool {
+        self.reach.unreachable()
     }
 
     /// Applies rebalance events; an assigned partition starts at `position_of(p)`.
