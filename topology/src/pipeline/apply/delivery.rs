@@ -203,6 +203,19 @@ pub(crate) struct Watch {
 }
 
 impl Watch {
+    /// The processor's watch: `reach` reported to `status` after `processor.degraded_after_ms`.
+    pub(crate) fn new(
+        config: &crate::config::Config,
+        reach: &Arc<Reach>,
+        status: &Arc<crate::status::Status>,
+    ) -> Self {
+        Self {
+            reach: reach.clone(),
+            status: status.clone(),
+            after: Duration::from_millis(config.processor.degraded_after_ms),
+        }
+    }
+
     fn check(&self) {
         if let Some(d) = self.reach.unreachable_for().filter(|d| *d >= self.after) {
             self.status.set_degraded(Some(unreachable_reason(d)));

@@ -182,11 +182,7 @@ impl Processor {
             "apply",
             config.processor.batch.bounds(),
         )?;
-        let watch = delivery::Watch {
-            reach: reach.clone(),
-            status: status.clone(),
-            after: Duration::from_millis(config.processor.degraded_after_ms),
-        };
+        let watch = delivery::Watch::new(&config, &reach, &status);
         let (producer, keys_producer, deliveries) = new_producer(&config, watch)?;
         let (restore_tx, restores) = channel();
         let state_writer =
@@ -261,11 +257,7 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        let watch = delivery::Watch {
-            reach: self.reach.clone(),
-            status: self.status.clone(),
-            after: Duration::from_millis(self.config.processor.degraded_after_ms),
-        };
+        let watch = delivery::Watch::new(&self.config, &self.reach, &self.status);
         (self.producer, self.keys_producer, self.deliveries) = new_producer(&self.config, watch)?;
         Ok(())
     }
@@ -585,7 +577,7 @@ impl Processor {
         let committed = self
             .reader
             .consumer()
-            .committed_offsets(self.tpl(ps, None)?, Duration::from_secs(30))?;
+            .committed_offsets(self.tpl(ps, None)?, COMMITTED_TIMEOUT)?;
         self.reader
             .consumer()
             .resume(&self.tpl(ps, None)?)
@@ -729,6 +721,12 @@ fn new_producer(
         .context("create the keys producer")?;
     Ok((producer, Some(keys), Deliveries::watched(deliveries, watch)))
 }
+
+/// How long resuming restored partitions waits for the group's committed offsets. The loop
+/// waits with it (no report, rebalance or shutdown meanwhile); a coordinator answers in
+/// milliseconds, and a failed read restores and resumes again with backoff. It was 30 s: with
+/// the broker gone right after a restore, the loop reported nothing for that long.
+const COMMITTED_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn backoff(config: &Config, attempt: u32) -> Duration {
     if attempt == 0 {
