@@ -24,7 +24,6 @@
 //!   the outbox ends).
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
@@ -60,23 +59,20 @@ fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
 /// processor learns that its broker went away while it is idle.
 #[derive(Debug, Default)]
 pub struct Reach {
-    unreachable: AtomicBool,
-    /// Since the first report of the current run of reports with no connection up.
+    /// Since the first of the reports in a row that found no connection up (`None`: the last
+    /// report found one).
     since: std::sync::Mutex<Option<Instant>>,
 }
 
 impl Reach {
     /// Whether no connection to the cluster was up at the last report.
     pub fn unreachable(&self) -> bool {
-        self.unreachable.load(Ordering::Relaxed)
+        self.unreachable_for().is_some()
     }
 
     /// How long reports have found no connection up (`None`: the last one found one). Counted
     /// from the first such report, so up to one statistics interval short of the outage.
     pub fn unreachable_for(&self) -> Option<Duration> {
-        if !self.unreachable() {
-            return None;
-        }
         self.since.lock().ok().and_then(|s| s.map(|t| t.elapsed()))
     }
 
@@ -88,14 +84,16 @@ impl Reach {
             .brokers
             .values()
             .any(|b| b.source != "internal" && b.state == "UP");
-        if let Ok(mut since) = self.since.lock() {
-            *since = if up {
-                None
-            } else {
-                Some(since.unwrap_or_else(Instant::now))
-            };
-        }
-        if self.unreachable.swap(!up, Ordering::Relaxed) == up {
+        let Ok(mut since) = self.since.lock() else {
+            return;
+        };
+        let was_up = since.is_none();
+        *since = if up {
+            None
+        } else {
+            Some(since.unwrap_or_else(Instant::now))
+        };
+        if was_up != up {
             let states: Vec<String> = stats
                 .brokers
                 .values()
@@ -111,7 +109,6 @@ impl Reach {
     /// A reach whose reports have found no connection up since `since` (tests).
     pub(crate) fn down_since(since: Instant) -> Self {
         Self {
-            unreachable: AtomicBool::new(true),
             since: std::sync::Mutex::new(Some(since)),
         }
     }

@@ -183,11 +183,6 @@ pub(crate) struct Deliveries {
 /// How often a wait for reports looks at its [`Watch`].
 const WATCH_EVERY: Duration = Duration::from_secs(1);
 
-/// The degraded reason of a processor that has reached no broker for `d`.
-pub(crate) fn unreachable_reason(d: Duration) -> String {
-    format!("no broker has been reachable for {} s", d.as_secs())
-}
-
 /// What the processor's waits for delivery reports watch: a batch whose records cannot reach
 /// the broker is awaited up to `processor.delivery_timeout_ms`, and the processor's loop, which
 /// reports an unreachable broker, does not turn meanwhile; so the wait reports it (degraded)
@@ -206,19 +201,28 @@ impl Watch {
     /// The processor's watch: `reach` reported to `status` after `processor.degraded_after_ms`.
     pub(crate) fn new(
         config: &crate::config::Config,
-        reach: &Arc<Reach>,
-        status: &Arc<crate::status::Status>,
+        reach: Arc<Reach>,
+        status: Arc<crate::status::Status>,
     ) -> Self {
         Self {
-            reach: reach.clone(),
-            status: status.clone(),
+            reach,
+            status,
             after: Duration::from_millis(config.processor.degraded_after_ms),
         }
     }
 
+    /// The degraded reason once no broker has been reachable for `after`.
+    pub(crate) fn reason(&self) -> Option<String> {
+        let d = self.reach.unreachable_for().filter(|d| *d >= self.after)?;
+        Some(format!(
+            "no broker has been reachable for {} s",
+            d.as_secs()
+        ))
+    }
+
     fn check(&self) {
-        if let Some(d) = self.reach.unreachable_for().filter(|d| *d >= self.after) {
-            self.status.set_degraded(Some(unreachable_reason(d)));
+        if let Some(why) = self.reason() {
+            self.status.set_degraded(Some(why));
         }
     }
 }

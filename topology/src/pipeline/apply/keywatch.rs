@@ -59,7 +59,8 @@ impl Processor {
             .filter(|p| !self.keys_next.contains_key(p))
             .collect();
         let check = Duration::from_millis(self.config.processor.keys_check_ms);
-        if self.keys_checked.is_none_or(|t| t.elapsed() >= check) && !self.reach.unreachable() {
+        if self.keys_checked.is_none_or(|t| t.elapsed() >= check) && !self.watch.reach.unreachable()
+        {
             self.keys_checked = Some(Instant::now());
             for p in &ready {
                 let Some(next) = self.keys_next.get(p).copied() else {

@@ -33,7 +33,7 @@ use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
 use crate::kafka::clients::{
-    DeliveryContext, EventContext, Reach, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
 };
 use crate::kafka::codec::Codec;
 use crate::kafka::coverage::Coverage;
@@ -115,9 +115,9 @@ pub struct Processor {
     failing_since: BTreeMap<i32, Instant>,
     /// Since when the group has given this consumer nothing after revoking its partitions.
     rejoining_since: Option<Instant>,
-    /// Whether the consumer reached a broker at its last statistics report, and since when it
-    /// has not (reported while idle, and while a delivery is awaited, too).
-    reach: Arc<Reach>,
+    /// The consumer's reach of the cluster and where it is reported (while idle, and by the
+    /// waits for delivery too).
+    watch: delivery::Watch,
     status: Arc<Status>,
     shutdown: Shutdown,
     /// The decision's bounds, with the ledger's secret.
@@ -182,8 +182,8 @@ impl Processor {
             "apply",
             config.processor.batch.bounds(),
         )?;
-        let watch = delivery::Watch::new(&config, &reach, &status);
-        let (producer, keys_producer, deliveries) = new_producer(&config, watch)?;
+        let watch = delivery::Watch::new(&config, reach, status.clone());
+        let (producer, keys_producer, deliveries) = new_producer(&config, watch.clone())?;
         let (restore_tx, restores) = channel();
         let state_writer =
             durable::StateWriter::new(store.clone()).context("start the state writer")?;
@@ -213,7 +213,7 @@ impl Processor {
             refused: Refused::new(),
             coverage,
             failing_since: BTreeMap::new(),
-            reach,
+            watch,
             rejoining_since: None,
             status,
             shutdown,
@@ -257,8 +257,8 @@ impl Processor {
             return Ok(());
         };
         tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        let watch = delivery::Watch::new(&self.config, &self.reach, &self.status);
-        (self.producer, self.keys_producer, self.deliveries) = new_producer(&self.config, watch)?;
+        (self.producer, self.keys_producer, self.deliveries) =
+            new_producer(&self.config, self.watch.clone())?;
         Ok(())
     }
 
@@ -271,9 +271,8 @@ impl Processor {
         let after = Duration::from_millis(self.config.processor.degraded_after_ms);
         // The root cause first: with no broker reachable, the group cannot assign anything
         // either.
-        if let Some(d) = self.reach.unreachable_for().filter(|d| *d >= after) {
-            self.status
-                .set_degraded(Some(delivery::unreachable_reason(d)));
+        if let Some(why) = self.watch.reason() {
+            self.status.set_degraded(Some(why));
             return;
         }
         if let Some(since) = self.rejoining_since.filter(|t| t.elapsed() >= after) {
@@ -402,7 +401,7 @@ impl Processor {
             // reported it ([`delivery::Watch`]).
             if !self.failing_since.is_empty()
                 || self.rejoining_since.is_some()
-                || self.reach.unreachable()
+                || self.watch.reach.unreachable()
                 || self.status.degraded().is_some()
             {
                 self.update_degraded();
