@@ -5,7 +5,7 @@
 #   scripts/dev.sh demo    run kledger on its embedded defaults with the bundled example stream
 #   scripts/dev.sh test    run every test (what CI runs)
 #   scripts/dev.sh lint    cargo fmt --check and cargo clippy -D warnings
-#   scripts/dev.sh bench   the benchmarks (release build)
+#   scripts/dev.sh bench [production]   the benchmarks (release build, or the opt-in production profile)
 #   scripts/dev.sh harness [short|long]   the reliability harness (release build; summary table)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -144,12 +144,14 @@ case "${1:-}" in
   bench)
     setup
     setup_model
-    cargo bench -p kledger-processors --bench decide
-    cargo bench -p kledger-topology --bench pipeline
-    cargo bench -p kledger-topology --bench vectors
-    cargo bench -p kledger-topology --bench rebuild
-    cargo bench -p kledger-topology --bench ryw
-    cargo bench -p kledger-testkit --bench retrieval
+    # `bench production`: built with the opt-in link-time-optimised profile (Cargo.toml).
+    profile="${2:-bench}"
+    cargo bench --profile "$profile" -p kledger-processors --bench decide
+    cargo bench --profile "$profile" -p kledger-topology --bench pipeline
+    cargo bench --profile "$profile" -p kledger-topology --bench vectors
+    cargo bench --profile "$profile" -p kledger-topology --bench rebuild
+    cargo bench --profile "$profile" -p kledger-topology --bench ryw
+    cargo bench --profile "$profile" -p kledger-testkit --bench retrieval
     ;;
   harness)
     setup

@@ -224,6 +224,39 @@ fn grafana_provisioning_points_at_prometheus_and_the_mounted_dashboard() {
     );
 }
 
+/// The image builds `release` unless `--build-arg PROFILE=...` says otherwise, and every
+/// profile the docs offer it exists in the workspace's `Cargo.toml`.
+#[test]
+fn the_dockerfile_builds_release_by_default_and_the_production_profile_exists() {
+    let text = std::fs::read_to_string(docker().join("Dockerfile")).unwrap();
+    let defaults: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("ARG PROFILE="))
+        .collect();
+    assert_eq!(
+        defaults,
+        ["release"],
+        "one PROFILE argument, release by default"
+    );
+    let manifest = std::fs::read_to_string(docker().join("../Cargo.toml")).unwrap();
+    let production = manifest
+        .split("\n[")
+        .find(|section| section.starts_with("profile.production]"))
+        .expect("a [profile.production] section");
+    for line in [
+        "inherits = \"release\"",
+        "lto = \"fat\"",
+        "codegen-units = 1",
+    ] {
+        assert!(
+            production.lines().any(|l| l.trim() == line),
+            "[profile.production] lacks {line}"
+        );
+    }
+    let deploying = std::fs::read_to_string(docker().join("../docs/deploying.md")).unwrap();
+    assert!(deploying.contains("--build-arg PROFILE=production"));
+}
+
 #[test]
 fn the_dockerfile_is_multi_stage_and_ships_a_stripped_binary_with_symbols_apart() {
     let text = std::fs::read_to_string(docker().join("Dockerfile")).unwrap();
@@ -235,7 +268,12 @@ fn the_dockerfile_is_multi_stage_and_ships_a_stripped_binary_with_symbols_apart(
         stages[2].contains(" AS runtime"),
         "the runtime is the default target"
     );
-    assert!(text.contains("cargo build --release --locked -p kledger-topology --bin kledger"));
+    assert!(
+        text.contains(
+            "cargo build --profile \"$PROFILE\" --locked -p kledger-topology --bin kledger"
+        )
+    );
+    assert!(text.contains("target/\"$PROFILE\"/kledger"));
     assert!(text.contains("objcopy --only-keep-debug"));
     assert!(text.contains("objcopy --strip-debug"));
     assert!(text.contains("COPY --from=builder /usr/local/bin/kledger"));
