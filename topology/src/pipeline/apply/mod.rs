@@ -268,7 +268,8 @@ impl Processor {
     /// its stall bound), and well again when none has.
     fn update_degraded(&mut self) {
         self.failing_since.retain(|p, _| self.parts.contains_key(p));
-        let after = Duration::from_millis(self.config.processor.degraded_after_ms);
+        // `processor.degraded_after_ms`, as the watch holds it.
+        let after = self.watch.after;
         // The root cause first: with no broker reachable, the group cannot assign anything
         // either.
         if let Some(why) = self.watch.reason() {
