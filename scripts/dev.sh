@@ -14,8 +14,9 @@ export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/kledger/target}"
 export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 
 # Debian packages the native dependencies need: librdkafka (gcc, make, zlib), RocksDB (g++,
-# libclang for bindgen), tansu's sqlite (cmake for some builds).
-PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev)
+# libclang for bindgen), tansu's sqlite (cmake for some builds), OpenSSL for librdkafka's TLS and
+# SASL/SCRAM (secured clusters, the embedded broker's login).
+PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev libssl-dev)
 # The tests also scrape kledger with a real Prometheus server and check the alert rules.
 TEST_PACKAGES=(prometheus)
 

@@ -254,7 +254,7 @@ pub fn http_request(
 
 pub fn create_topics(b: &TestBroker, c: &Config) {
     b.rt.block_on(topics::create(
-        &b.bootstrap,
+        &kledger_topology::kafka::clients::client_at(&b.bootstrap, []),
         &c.topics(),
         c.kafka.partitions,
         1,
@@ -321,8 +321,7 @@ pub fn ledger_secret(c: &Config) -> kledger_processors::ids::LedgerSecret {
 pub fn share_secret(from: &Config, to: &Config) {
     use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
     let secret = ledger_secret(from);
-    let producer: BaseProducer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &to.kafka.bootstrap_servers)
+    let producer: BaseProducer = kledger_topology::kafka::clients::client_config(to)
         .create()
         .unwrap();
     let mut key = kledger_state::keys::SECRET_RECORD_PREFIX.to_vec();
@@ -462,8 +461,7 @@ pub fn read_all_within(
     partitions: i32,
     stall: Duration,
 ) -> Result<Vec<Rec>, std::collections::BTreeSet<i32>> {
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    let consumer: BaseConsumer = kledger_topology::kafka::clients::client_at(bootstrap, [])
         .set("group.id", "kledger-test-reader")
         .set("enable.partition.eof", "true")
         .set("enable.auto.commit", "false")

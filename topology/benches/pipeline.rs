@@ -151,7 +151,7 @@ fn bench(in_process: bool) {
                     ..c.topics()
                 };
                 rt.block_on(topics::create(
-                    &c.kafka.bootstrap_servers,
+                    &kledger_topology::kafka::clients::client_config(&c),
                     &out_topics,
                     PARTITIONS,
                     1,

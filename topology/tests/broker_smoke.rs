@@ -14,19 +14,33 @@ async fn topics_are_created_and_checked() {
         .await
         .unwrap();
     let t = Topics::new("smoke");
-    let created = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
-        .await
-        .unwrap();
+    let created = topics::create(
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
+        &t,
+        3,
+        1,
+        MESSAGE_BYTES,
+    )
+    .await
+    .unwrap();
     assert_eq!(created.len(), 6);
-    let again = topics::create(&broker.bootstrap(), &t, 3, 1, MESSAGE_BYTES)
-        .await
-        .unwrap();
+    let again = topics::create(
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
+        &t,
+        3,
+        1,
+        MESSAGE_BYTES,
+    )
+    .await
+    .unwrap();
     assert!(again.is_empty(), "creating twice is a no-op");
     let b = broker.bootstrap();
-    let n = tokio::task::spawn_blocking(move || topics::check(&b, &t))
-        .await
-        .unwrap()
-        .unwrap();
+    let n = tokio::task::spawn_blocking(move || {
+        topics::check(&kledger_topology::kafka::clients::client_at(&b, []), &t)
+    })
+    .await
+    .unwrap()
+    .unwrap();
     assert_eq!(n, 3);
     // A mismatched outbox is refused.
     let bad = Topics {
@@ -34,7 +48,7 @@ async fn topics_are_created_and_checked() {
         ..Topics::new("smoke")
     };
     topics::create(
-        &broker.bootstrap(),
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
         &Topics::new("other-prefix"),
         2,
         1,
@@ -47,10 +61,12 @@ async fn topics_are_created_and_checked() {
         ..bad
     };
     let b = broker.bootstrap();
-    let err = tokio::task::spawn_blocking(move || topics::check(&b, &bad))
-        .await
-        .unwrap()
-        .unwrap_err();
+    let err = tokio::task::spawn_blocking(move || {
+        topics::check(&kledger_topology::kafka::clients::client_at(&b, []), &bad)
+    })
+    .await
+    .unwrap()
+    .unwrap_err();
     assert!(err.to_string().contains("co-partitioned"), "{err}");
     broker.stop();
 }
@@ -65,14 +81,19 @@ async fn committed_offsets_round_trip_per_partition() {
         .await
         .unwrap();
     let t = Topics::new("offsets");
-    topics::create(&broker.bootstrap(), &t, 6, 1, MESSAGE_BYTES)
-        .await
-        .unwrap();
+    topics::create(
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
+        &t,
+        6,
+        1,
+        MESSAGE_BYTES,
+    )
+    .await
+    .unwrap();
     let b = broker.bootstrap();
     let intents = t.intents.clone();
     tokio::task::spawn_blocking(move || {
-        let c: BaseConsumer = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", &b)
+        let c: BaseConsumer = kledger_topology::kafka::clients::client_at(&b, [])
             .set("group.id", "g-offsets")
             .set("enable.auto.commit", "false")
             .create()
@@ -130,14 +151,19 @@ async fn fetch_from_the_middle_of_a_batch_probe() {
         .await
         .unwrap();
     let t = Topics::new("mid");
-    topics::create(&broker.bootstrap(), &t, 1, 1, MESSAGE_BYTES)
-        .await
-        .unwrap();
+    topics::create(
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
+        &t,
+        1,
+        1,
+        MESSAGE_BYTES,
+    )
+    .await
+    .unwrap();
     let b = broker.bootstrap();
     let topic = t.intents.clone();
     tokio::task::spawn_blocking(move || {
-        let p: BaseProducer = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", &b)
+        let p: BaseProducer = kledger_topology::kafka::clients::client_at(&b, [])
             .set("linger.ms", "100")
             .create()
             .unwrap();
@@ -161,8 +187,7 @@ async fn fetch_from_the_middle_of_a_batch_probe() {
             .unwrap();
         }
         p.flush(Duration::from_secs(10)).unwrap();
-        let c: BaseConsumer = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", &b)
+        let c: BaseConsumer = kledger_topology::kafka::clients::client_at(&b, [])
             .set("group.id", "g-mid")
             .create()
             .unwrap();
@@ -176,6 +201,66 @@ async fn fetch_from_the_middle_of_a_batch_probe() {
             }
         };
         eprintln!("PROBE fetch from offset 50 first delivered {first}");
+    })
+    .await
+    .unwrap();
+    broker.stop();
+}
+
+/// A fetch held for records (`fetch.wait.max.ms`) is answered when one arrives, not when the
+/// wait is up (vendor/tansu-storage, change 4): with a 20 s wait, a record produced while the
+/// consumer waits reaches it long before. Unpatched, tansu slept out every fetch's wait.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_held_fetch_is_answered_when_a_record_arrives() {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::message::Message;
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    use rdkafka::{Offset, TopicPartitionList};
+    use std::time::{Duration, Instant};
+    let port = free_port().unwrap();
+    let broker = EmbeddedBroker::start(&format!("127.0.0.1:{port}"), "memory://tansu/")
+        .await
+        .unwrap();
+    let t = Topics::new("held");
+    let cluster = kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []);
+    topics::create(&cluster, &t, 1, 1, MESSAGE_BYTES)
+        .await
+        .unwrap();
+    let topic = t.intents.clone();
+    tokio::task::spawn_blocking(move || {
+        let c: BaseConsumer = cluster
+            .clone()
+            .set("group.id", "g-held")
+            .set("fetch.wait.max.ms", "20000")
+            .create()
+            .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset(&topic, 0, Offset::Beginning)
+            .unwrap();
+        c.assign(&tpl).unwrap();
+        // The consumer's fetch is now held at the empty partition's end.
+        assert!(c.poll(Duration::from_secs(2)).is_none());
+        let p: BaseProducer = cluster.create().unwrap();
+        let sent = Instant::now();
+        p.send(
+            BaseRecord::<str, str>::to(&topic)
+                .partition(0)
+                .key("k")
+                .payload("v"),
+        )
+        .unwrap();
+        p.flush(Duration::from_secs(10)).unwrap();
+        let got = match c.poll(Duration::from_secs(30)) {
+            Some(Ok(m)) => m.offset(),
+            Some(Err(e)) => panic!("{e}"),
+            None => panic!("no record within 30 s"),
+        };
+        assert_eq!(got, 0);
+        let took = sent.elapsed();
+        assert!(
+            took < Duration::from_secs(10),
+            "the record waited for the held fetch's 20 s: {took:?}"
+        );
     })
     .await
     .unwrap();

@@ -55,8 +55,7 @@ fn http_get(port: u16, path: &str) -> (u16, String) {
 }
 
 fn producer(bootstrap: &str) -> BaseProducer {
-    rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    kledger_topology::kafka::clients::client_at(bootstrap, [])
         .create()
         .unwrap()
 }
@@ -406,8 +405,7 @@ fn an_intent_read_again_after_a_later_commit_is_not_committed_then() {
     let p = partition_for(ACCT.as_bytes(), PARTITIONS);
     {
         use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-        let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", &b.bootstrap)
+        let consumer: BaseConsumer = kledger_topology::kafka::clients::client_at(&b.bootstrap, [])
             .set("group.id", &c.kafka.group_id)
             .set("enable.auto.commit", "false")
             .create()

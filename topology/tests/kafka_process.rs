@@ -270,6 +270,7 @@ fn commands_work_on_the_embedded_default() {
     };
     let mut first = run("first", true);
     wait_ready(&mut first, http_port, dir.path(), "first");
+    the_embedded_broker_admits_only_its_login(dir.path(), &broker);
     // Every published intent answered (the demo's count is in the log).
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
@@ -356,6 +357,104 @@ fn commands_work_on_the_embedded_default() {
     assert_eq!(again.trim(), digest.trim());
 }
 
+/// The embedded default's broker is locked (issue 44): its login lives in a file only its owner
+/// may read, in a directory only its owner may enter (the broker's database beside it); a
+/// client without the login, with a wrong password, an unknown user, PLAIN or OAUTHBEARER (which
+/// validated nothing before kledger's patch of tansu-auth) can neither read metadata nor
+/// publish an intent; with the login it can.
+fn the_embedded_broker_admits_only_its_login(dir: &Path, bootstrap: &str) {
+    use rdkafka::consumer::{BaseConsumer, Consumer};
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    let file = dir.join("data/broker/credentials");
+    assert_eq!(mode(&file), 0o600, "the login file");
+    assert_eq!(
+        mode(&dir.join("data/broker")),
+        0o700,
+        "the broker's directory"
+    );
+    let login: serde_json::Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    let (user, password) = (
+        login["username"].as_str().unwrap().to_owned(),
+        login["password"].as_str().unwrap().to_owned(),
+    );
+    let scram = |u: &str, p: &str| {
+        vec![
+            ("security.protocol", "SASL_PLAINTEXT".to_owned()),
+            ("sasl.mechanism", "SCRAM-SHA-256".to_owned()),
+            ("sasl.username", u.to_owned()),
+            ("sasl.password", p.to_owned()),
+        ]
+    };
+    let metadata = |props: &[(&str, String)]| -> Result<usize, String> {
+        let c: BaseConsumer = kledger_topology::kafka::clients::client_at(
+            bootstrap,
+            props.iter().map(|(k, v)| (*k, v.as_str())),
+        )
+        .set("log_level", "0")
+        .create()
+        .map_err(|e| e.to_string())?;
+        c.fetch_metadata(None, Duration::from_secs(3))
+            .map(|m| m.topics().len())
+            .map_err(|e| e.to_string())
+    };
+    let foreign: Vec<(&str, Vec<(&str, String)>)> = vec![
+        ("no login", vec![]),
+        (
+            "a wrong password",
+            scram(&user, "not-the-password-0123456789"),
+        ),
+        ("an unknown user", scram("mallory", &password)),
+        (
+            "PLAIN",
+            vec![
+                ("security.protocol", "SASL_PLAINTEXT".to_owned()),
+                ("sasl.mechanism", "PLAIN".to_owned()),
+                ("sasl.username", user.clone()),
+                ("sasl.password", "anything".to_owned()),
+            ],
+        ),
+        (
+            "OAUTHBEARER with an unsigned token",
+            vec![
+                ("security.protocol", "SASL_PLAINTEXT".to_owned()),
+                ("sasl.mechanism", "OAUTHBEARER".to_owned()),
+                ("enable.sasl.oauthbearer.unsecure.jwt", "true".to_owned()),
+                ("sasl.oauthbearer.config", format!("principal={user}")),
+            ],
+        ),
+    ];
+    for (what, props) in &foreign {
+        assert!(
+            metadata(props).is_err(),
+            "a client with {what} read the broker's metadata"
+        );
+    }
+    // Nor can it publish: an intent into someone's account is never delivered.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let producer: FutureProducer = kledger_topology::kafka::clients::client_at(bootstrap, [])
+        .set("message.timeout.ms", "3000")
+        .set("log_level", "0")
+        .create()
+        .unwrap();
+    let sent = rt.block_on(
+        producer.send(
+            FutureRecord::to("kledger.intents.v1")
+                .key("t_acme/user/u_alice")
+                .payload("{}"),
+            Duration::from_secs(3),
+        ),
+    );
+    assert!(
+        sent.is_err(),
+        "a client without the login published: {sent:?}"
+    );
+    // With the login: the topics are there.
+    let topics = metadata(&scram(&user, &password)).expect("the login is admitted");
+    assert!(topics >= 6, "{topics} topics");
+}
+
 /// tansu's sqlite storage (the embedded default's) serves records stamped before 1970 since its
 /// vendored change (vendor/tansu-storage/KLEDGER-PATCH.md): intents stamped -1, -5, 1, 2^48 and
 /// `i64::MAX` among valid ones are all answered (the bad stamps `bad_record_time`), the outbox
@@ -374,7 +473,7 @@ fn a_sqlite_broker_serves_records_stamped_before_1970() {
     );
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(kledger_topology::kafka::topics::create(
-        &broker.bootstrap,
+        &kledger_topology::kafka::clients::client_at(&broker.bootstrap, []),
         &c.topics(),
         PARTITIONS,
         1,
@@ -463,7 +562,7 @@ fn expired_intents_are_deleted_and_replay_verifies_the_retained_window() {
             intents_retention_ms: -1,
         };
         rt.block_on(topics::create_with(
-            &broker.bootstrap,
+            &kledger_topology::kafka::clients::client_at(&broker.bootstrap, []),
             &Topics::new("kept"),
             PARTITIONS,
             1,

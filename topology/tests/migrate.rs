@@ -165,8 +165,7 @@ fn completion(path: &Path) -> Completion {
 /// Returns as soon as `topic` has a record (any partition).
 fn wait_first_record(bootstrap: &str, topic: &str) {
     use rdkafka::consumer::{BaseConsumer, Consumer};
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    let consumer: BaseConsumer = kledger_topology::kafka::clients::client_at(bootstrap, [])
         .set("group.id", "kledger-test-first-record")
         .set("enable.auto.commit", "false")
         .create()

@@ -100,8 +100,7 @@ fn prometheus_scrapes_kledger_and_every_dashboard_and_alert_query_returns_data()
     create_topics(&b, &c);
     let records = stream(77, 20, 400);
     publish_all(&c, &records);
-    let raw: BaseProducer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &b.bootstrap)
+    let raw: BaseProducer = kledger_topology::kafka::clients::client_at(&b.bootstrap, [])
         .create()
         .unwrap();
     raw.send(

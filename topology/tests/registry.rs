@@ -61,8 +61,7 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
     let key = "t_acme/user/u_unknown_id";
     let mut bogus = vec![0u8, 0, 0, 0x27, 0x0F];
     bogus.extend_from_slice(b"\x02\x04xx");
-    let producer: BaseProducer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &b.bootstrap)
+    let producer: BaseProducer = kledger_topology::kafka::clients::client_at(&b.bootstrap, [])
         .create()
         .unwrap();
     producer

@@ -274,8 +274,7 @@ fn old_owners_key(c: &Config, memory_id: &str, tag: &str) -> (String, Vec<u8>) {
     let mut random = [0u8; 8];
     random.copy_from_slice(&key[..8]);
     let id = kledger_processors::seal::key_id(memory_id, &random);
-    let producer: BaseProducer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &c.kafka.bootstrap_servers)
+    let producer: BaseProducer = kledger_topology::kafka::clients::client_config(c)
         .set("compression.type", "none")
         .create()
         .unwrap();

@@ -115,3 +115,13 @@ fn tansu_storage_is_its_release_plus_the_kept_diff() {
 fn qdrant_edge_is_its_release_plus_the_kept_diff() {
     is_release_plus_diff("qdrant-edge", "qdrant-edge-0.7.0");
 }
+
+#[test]
+fn tansu_broker_is_its_release_plus_the_kept_diff() {
+    is_release_plus_diff("tansu-broker", "tansu-broker-0.6.0");
+}
+
+#[test]
+fn tansu_auth_is_its_release_plus_the_kept_diff() {
+    is_release_plus_diff("tansu-auth", "tansu-auth-0.6.0");
+}

@@ -295,7 +295,7 @@ pub fn crash_loop_early(
     c.kafka.consumer_properties.clear();
     let rt = tokio::runtime::Runtime::new()?;
     rt.block_on(kledger_topology::kafka::topics::create(
-        &bootstrap,
+        &kledger_topology::kafka::clients::client_at(&bootstrap, []),
         &c.topics(),
         EARLY_PARTITIONS,
         1,

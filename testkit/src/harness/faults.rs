@@ -241,8 +241,12 @@ fn run(
 fn stall_report(c: &Config, group: &str, published: &[IntentRecord]) -> String {
     let t = c.topics();
     let bootstrap = &c.kafka.bootstrap_servers;
-    let ends = kledger_topology::kafka::topics::high_watermarks(bootstrap, &t.intents, PARTITIONS)
-        .map_err(|e| e.to_string());
+    let ends = kledger_topology::kafka::topics::high_watermarks(
+        &kledger_topology::kafka::clients::client_at(bootstrap, []),
+        &t.intents,
+        PARTITIONS,
+    )
+    .map_err(|e| e.to_string());
     let answered = answered_offsets(c);
     let unanswered: Vec<(i32, Vec<i64>)> = ends
         .iter()
@@ -266,8 +270,7 @@ fn stall_report(c: &Config, group: &str, published: &[IntentRecord]) -> String {
 /// The committed offset of each intents partition for `group`.
 fn committed(c: &Config, group: &str) -> Result<Vec<(i32, rdkafka::Offset)>, String> {
     use rdkafka::consumer::{BaseConsumer, Consumer};
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", &c.kafka.bootstrap_servers)
+    let consumer: BaseConsumer = kledger_topology::kafka::clients::client_config(c)
         .set("group.id", group)
         .create()
         .map_err(|e| e.to_string())?;

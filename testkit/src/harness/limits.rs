@@ -300,8 +300,7 @@ fn publish_raw(
     c: &kledger_topology::config::Config,
     records: &[IntentRecord],
 ) -> anyhow::Result<()> {
-    let p: BaseProducer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    let p: BaseProducer = kledger_topology::kafka::clients::client_at(bootstrap, [])
         .set("message.max.bytes", "100000000")
         .create()?;
     for r in records {

@@ -168,8 +168,7 @@ pub(crate) fn wait_committed_every(
     want: &BTreeMap<i32, i64>,
     tick: Duration,
 ) {
-    let c: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    let c: BaseConsumer = kledger_topology::kafka::clients::client_at(bootstrap, [])
         .set("group.id", group)
         .set("enable.auto.commit", "false")
         .create()
@@ -310,7 +309,7 @@ impl Window {
 pub(crate) fn fresh_topics(rt: &tokio::runtime::Runtime, c: &mut Config, prefix: &str, text: &str) {
     c.kafka.topic_prefix = prefix.to_owned();
     rt.block_on(topics::create(
-        &c.kafka.bootstrap_servers,
+        &kledger_topology::kafka::clients::client_config(c),
         &c.topics(),
         PARTITIONS,
         1,

@@ -85,7 +85,19 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         None
     };
     let broker = if config.embedded() {
-        let b = EmbeddedBroker::start(&config.embedded.listen, &config.embedded.storage).await?;
+        if config.embedded_auth() && config.embedded_login.is_none() {
+            config = config.with_embedded_login(crate::config::Login::Create)?;
+        }
+        let login = config
+            .embedded_login
+            .as_ref()
+            .filter(|_| config.embedded_auth());
+        if let Some(l) = login {
+            l.save(&config.embedded.credentials)?;
+        }
+        let b =
+            EmbeddedBroker::start_with(&config.embedded.listen, &config.embedded.storage, login)
+                .await?;
         tracing::info!(bootstrap = %b.bootstrap(), storage = %config.embedded.storage, "embedded broker started");
         Some(b)
     } else {
@@ -129,17 +141,14 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         (vectors_owner || (roles.api && config.vectors.enabled)).then(SearchSlot::default);
     let handle = metrics::install()?;
     let http = match (&views, roles.api) {
-        (Some(v), true) => Some(crate::serve::api::Api {
-            config: config.clone(),
-            views: v.clone(),
+        (Some(v), true) => Some(crate::serve::api::Api::new(
+            config.clone(),
+            v.clone(),
             partitions,
-            producer: Arc::default(),
-            codec: ctx.codec.clone(),
-            search: search.clone(),
-            exports: Arc::new(tokio::sync::Semaphore::new(config.api.exports_max)),
-            receipts: Arc::default(),
-            state: store.clone(),
-        }),
+            ctx.codec.clone(),
+            search.clone(),
+            store.clone(),
+        )),
         _ => None,
     };
     let api = http.clone();
@@ -219,7 +228,11 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
             if config.kafka.create_topics {
                 topics::create_configured(config).await?;
             }
-            let (b, t2, c) = (bootstrap.clone(), t.clone(), config.clone());
+            let (b, t2, c) = (
+                crate::kafka::clients::client_config(config),
+                t.clone(),
+                config.clone(),
+            );
             tokio::task::spawn_blocking(move || {
                 let n = topics::check(&b, &t2)?;
                 // A ledger `kledger repartition` moved is not run on its old topics.

@@ -14,12 +14,22 @@ pub(crate) struct BrokerArgs {
     /// Storage URL (sqlite://dir/file.db or memory://tansu/).
     #[arg(long, default_value = "sqlite://data/broker/tansu.db")]
     storage: String,
+    /// Clients must log in (SASL/SCRAM-SHA-256) with the credentials in this file, created
+    /// (mode 0600) if missing; sqlite storage only. Without it the broker is open to anyone
+    /// who can reach its port.
+    #[arg(long)]
+    credentials: Option<std::path::PathBuf>,
 }
 
 impl BrokerArgs {
     /// Serves until a signal.
     pub(crate) async fn run(self) -> anyhow::Result<()> {
-        let b = EmbeddedBroker::start(&self.listen, &self.storage).await?;
+        let login = self
+            .credentials
+            .as_deref()
+            .map(crate::config::credentials::Credentials::load_or_create)
+            .transpose()?;
+        let b = EmbeddedBroker::start_with(&self.listen, &self.storage, login.as_ref()).await?;
         eprintln!("broker listening on {}", b.bootstrap());
         super::wait_for_signal().await;
         b.stop();

@@ -128,6 +128,18 @@ fn run_cli() -> anyhow::Result<()> {
             return Err(anyhow::Error::new(BadConfig(e)));
         }
     };
+    // The embedded broker's login: created by the commands that start the broker, read by
+    // those that connect to it (before the logs learn the secrets to scrub).
+    let login = match &cli.command {
+        Command::Run(_) | Command::Mcp(_) => crate::config::Login::Create,
+        Command::Apply(_)
+        | Command::Config
+        | Command::Broker(_)
+        | Command::State { .. }
+        | Command::Migrate { .. } => crate::config::Login::IfPresent,
+        _ => crate::config::Login::Require,
+    };
+    let config = config.with_embedded_login(login)?;
     crate::logs::register(Some(&config), std::env::vars());
     crate::logs::init(&config, cli.text_logs);
     if let Err(e) = huge_pages {

@@ -24,7 +24,7 @@ pub(crate) struct PublishArgs {
 impl PublishArgs {
     /// Publishes every valid line; blocking.
     pub(crate) fn run(self, config: &Config) -> anyhow::Result<()> {
-        let bootstrap = config.bootstrap();
+        let bootstrap = crate::kafka::clients::client_config(config);
         let partitions = topics::check(&bootstrap, &config.topics())?;
         let mut reader = BufReader::new(
             File::open(&self.input).with_context(|| format!("open {}", self.input.display()))?,

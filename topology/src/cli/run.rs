@@ -63,7 +63,7 @@ async fn demo(config: &Config, partitions: i32, file: PathBuf) -> anyhow::Result
     let c = config.clone();
     let published = tokio::task::spawn_blocking(
         move || -> anyhow::Result<Option<(u64, Vec<kledger_schemas::IntentRecord>)>> {
-            let b = c.bootstrap();
+            let b = crate::kafka::clients::client_config(&c);
             let empty = topics::is_empty(&b, &c.topics().intents, partitions)?;
             if !empty {
                 return Ok(None);

@@ -23,7 +23,10 @@ impl TopicsCommand {
                 eprintln!("created: {created:?}");
             }
             TopicsCommand::Check => {
-                let (bootstrap, t) = (config.bootstrap(), config.topics());
+                let (bootstrap, t) = (
+                    crate::kafka::clients::client_config(config),
+                    config.topics(),
+                );
                 let n =
                     tokio::task::spawn_blocking(move || topics::check(&bootstrap, &t)).await??;
                 eprintln!("ok: {n} partitions, intents/outbox/receipts co-partitioned");

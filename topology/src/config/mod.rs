@@ -12,6 +12,7 @@ use std::path::Path;
 use anyhow::Context;
 use serde::{Deserialize, Serialize};
 
+pub mod credentials;
 mod sections;
 
 pub use sections::*;
@@ -20,6 +21,45 @@ pub use sections::*;
 pub const ENV_PREFIX: &str = "KLEDGER_";
 /// `KLEDGER_*` variables the command line reads (`--config`, `--role`): not configuration keys.
 pub const CLI_VARS: [&str; 2] = ["CONFIG", "ROLE"];
+
+/// The least a principal's token must carry, bits ([`token_bits`]).
+pub const TOKEN_BITS_MIN: f64 = 48.0;
+
+/// How hard `token` is to guess, estimated from its characters: its length times the Shannon
+/// entropy of their distribution, bits. A token of one repeated letter has 0; 16 random hex
+/// digits about 55; 32 about 120. An estimate that refuses the weak (one repeated letter, a
+/// short pattern repeated), not a proof of strength.
+pub fn token_bits(token: &str) -> f64 {
+    let mut counts: BTreeMap<char, usize> = BTreeMap::new();
+    let mut n = 0usize;
+    for c in token.chars() {
+        *counts.entry(c).or_default() += 1;
+        n += 1;
+    }
+    if n == 0 {
+        return 0.0;
+    }
+    let per_char: f64 = counts
+        .values()
+        .map(|&k| {
+            let p = k as f64 / n as f64;
+            -p * p.log2()
+        })
+        .sum();
+    per_char * n as f64
+}
+
+/// How a command comes by the embedded broker's login ([`Config::with_embedded_login`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Login {
+    /// It starts the broker: the login is read, or generated (and written when the broker
+    /// starts: [`credentials::Credentials::save`]).
+    Create,
+    /// It connects to the broker: the login must exist (the broker has run here).
+    Require,
+    /// It may connect: the login is read if it exists.
+    IfPresent,
+}
 
 /// The whole configuration.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -49,6 +89,11 @@ pub struct Config {
     pub bulk: BulkConfig,
     /// The record budget every size limit derives from.
     pub limits: LimitsConfig,
+    /// The embedded broker's login, once known: never configured, read from
+    /// `embedded.credentials` (or created there at the broker's first start) by
+    /// [`Config::with_embedded_login`].
+    #[serde(skip)]
+    pub embedded_login: Option<credentials::Credentials>,
 }
 
 fn set_path(root: &mut toml::Table, path: &[String], value: toml::Value) {
@@ -217,7 +262,9 @@ impl Config {
         ] {
             *url = redact_url(url);
         }
+        c.embedded_login = None;
         for props in [
+            &mut c.kafka.common_properties,
             &mut c.kafka.consumer_properties,
             &mut c.kafka.producer_properties,
         ] {
@@ -241,7 +288,9 @@ impl Config {
             .values()
             .map(|p| p.token.clone())
             .collect();
+        out.extend(self.embedded_login.iter().map(|l| l.password.clone()));
         for props in [
+            &self.kafka.common_properties,
             &self.kafka.consumer_properties,
             &self.kafka.producer_properties,
         ] {
@@ -357,6 +406,32 @@ impl Config {
             (1..=65_536).contains(&self.api.waits_max),
             "api.waits_max must be in 1..=65536"
         );
+        for (name, value) in [
+            ("api.exports_max", self.api.exports_max),
+            (
+                "api.exports_per_principal_max",
+                self.api.exports_per_principal_max,
+            ),
+            (
+                "api.waits_per_principal_max",
+                self.api.waits_per_principal_max,
+            ),
+            (
+                "api.requests_per_principal_max",
+                self.api.requests_per_principal_max,
+            ),
+            ("api.mcp_sessions_max", self.api.mcp_sessions_max),
+            (
+                "api.mcp_sessions_per_principal_max",
+                self.api.mcp_sessions_per_principal_max,
+            ),
+        ] {
+            anyhow::ensure!((1..=65_536).contains(&value), "{name} must be in 1..=65536");
+        }
+        anyhow::ensure!(
+            self.http.write_timeout_ms >= 100,
+            "http.write_timeout_ms must be at least 100"
+        );
         anyhow::ensure!(
             self.vectors.backend != VectorBackend::Server || !self.vectors.url.is_empty(),
             "vectors.url is required with backend server"
@@ -369,11 +444,19 @@ impl Config {
             (1..=64).contains(&self.vectors.shards),
             "vectors.shards must be in 1..=64"
         );
+        anyhow::ensure!(
+            !self.embedded_auth() || self.embedded.storage.starts_with("sqlite:"),
+            "embedded.authentication needs sqlite storage (memory storage cannot hold credentials): set embedded.storage = \"sqlite://...\" or embedded.authentication = false"
+        );
         let mut tokens: BTreeMap<&str, &str> = BTreeMap::new();
         for (name, p) in &self.api.principals {
             anyhow::ensure!(
                 p.token.chars().count() >= 16,
                 "api.principals.{name}.token must have at least 16 characters"
+            );
+            anyhow::ensure!(
+                token_bits(&p.token) >= TOKEN_BITS_MIN,
+                "api.principals.{name}.token is too easy to guess (under {TOKEN_BITS_MIN} bits by its characters' spread): use a random token, e.g. 32 hex digits"
             );
             if let Some(other) = tokens.insert(p.token.as_str(), name) {
                 anyhow::bail!(
@@ -396,6 +479,31 @@ impl Config {
     /// Whether the embedded broker is used.
     pub fn embedded(&self) -> bool {
         self.kafka.bootstrap_servers.trim().is_empty()
+    }
+
+    /// Whether clients log in to the embedded broker (`embedded.authentication`).
+    pub fn embedded_auth(&self) -> bool {
+        self.embedded() && self.embedded.authentication
+    }
+
+    /// This configuration with the embedded broker's login read from `embedded.credentials`
+    /// as `mode` says. Nothing to do unless clients log in to the embedded broker.
+    pub fn with_embedded_login(mut self, mode: Login) -> anyhow::Result<Self> {
+        if !self.embedded_auth() {
+            return Ok(self);
+        }
+        let path = &self.embedded.credentials;
+        self.embedded_login = match mode {
+            Login::Create => Some(credentials::Credentials::load_or_generate(path)?),
+            Login::IfPresent => credentials::Credentials::load(path)?,
+            Login::Require => Some(credentials::Credentials::load(path)?.ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the embedded broker's credentials are not at {}: start `kledger run` in this directory first, or set kafka.bootstrap_servers",
+                    path.display()
+                )
+            })?),
+        };
+        Ok(self)
     }
 
     /// Bootstrap servers (the embedded listener when none are set).

@@ -316,11 +316,23 @@ impl Default for ViewsConfig {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct ApiConfig {
-    /// Exports streamed at once (`429 too_many_exports` beyond).
+    /// Exports streamed at once, in all (`429 too_many_exports` beyond).
     pub exports_max: usize,
-    /// Ingress requests waiting for their receipt at once (`wait_ms`; beyond, the intent is
-    /// accepted without waiting: `202`).
+    /// Exports one principal streams at once (`429 too_many_exports` beyond).
+    pub exports_per_principal_max: usize,
+    /// Requests waiting at once, in all: reads for their `min_commit_seq` (`429
+    /// too_many_waits` beyond) and ingress requests for their receipt (`wait_ms`; beyond, the
+    /// intent is accepted without waiting: `202`).
     pub waits_max: usize,
+    /// Requests of one principal waiting at once (as `waits_max`).
+    pub waits_per_principal_max: usize,
+    /// Requests of one principal in flight at once, from authentication to the last byte of the
+    /// answer (`429 too_many_requests` beyond).
+    pub requests_per_principal_max: usize,
+    /// MCP sessions open at once, in all (`429 too_many_sessions` beyond).
+    pub mcp_sessions_max: usize,
+    /// MCP sessions one principal holds open at once (`429 too_many_sessions` beyond).
+    pub mcp_sessions_per_principal_max: usize,
     /// Principals by name; each has a bearer token. No principals: every `/v1` call is 401.
     pub principals: BTreeMap<String, PrincipalConfig>,
     /// The principal `kledger mcp` serves its stdio agent as (a name in `principals`).
@@ -330,8 +342,13 @@ pub struct ApiConfig {
 impl Default for ApiConfig {
     fn default() -> Self {
         Self {
-            exports_max: 2,
+            exports_max: 16,
+            exports_per_principal_max: 1,
             waits_max: 1_024,
+            waits_per_principal_max: 32,
+            requests_per_principal_max: 64,
+            mcp_sessions_max: 1_024,
+            mcp_sessions_per_principal_max: 16,
             principals: BTreeMap::new(),
             mcp_principal: String::new(),
         }
@@ -402,6 +419,10 @@ pub struct KafkaConfig {
     /// Unset: one maintenance run of the embedded broker; on another broker, `segment.ms` +
     /// `max.compaction.lag.ms` as kledger creates its topics (2 h).
     pub compaction_slack_ms: Option<i64>,
+    /// librdkafka properties for every client kledger makes (consumers, producers, the admin
+    /// client, every command's readers): where `security.protocol`, `sasl.*` and `ssl.*` go.
+    /// The role's own properties below are applied after them.
+    pub common_properties: BTreeMap<String, String>,
     /// Extra librdkafka properties for consumers.
     pub consumer_properties: BTreeMap<String, String>,
     /// Extra librdkafka properties for producers.
@@ -422,6 +443,7 @@ impl Default for KafkaConfig {
             create_topics: true,
             intents_retention_ms: crate::kafka::topics::INTENTS_RETENTION_MS,
             compaction_slack_ms: None,
+            common_properties: BTreeMap::new(),
             consumer_properties: BTreeMap::new(),
             producer_properties: BTreeMap::new(),
         }
@@ -435,8 +457,16 @@ pub struct EmbeddedConfig {
     /// Listen address (an IP literal and a port).
     pub listen: String,
     /// Storage URL: `sqlite://data/broker/tansu.db` (durable, relative to the working
-    /// directory) or `memory://tansu/`.
+    /// directory) or `memory://tansu/` (tests only: it cannot hold credentials, so it needs
+    /// `authentication = false`).
     pub storage: String,
+    /// Clients must log in (SASL/SCRAM-SHA-256) with the credentials kledger generates at the
+    /// broker's first start and keeps in `credentials` (mode 0600): another local process can
+    /// neither read the topics (the keys topic holds every data key) nor publish intents.
+    pub authentication: bool,
+    /// The file holding the embedded broker's credentials (created at its first start; read by
+    /// every command that connects to it).
+    pub credentials: PathBuf,
 }
 
 impl Default for EmbeddedConfig {
@@ -444,6 +474,8 @@ impl Default for EmbeddedConfig {
         Self {
             listen: "127.0.0.1:9092".into(),
             storage: "sqlite://data/broker/tansu.db".into(),
+            authentication: true,
+            credentials: PathBuf::from("data/broker/credentials"),
         }
     }
 }
@@ -574,8 +606,13 @@ pub struct HttpConfig {
     pub header_timeout_ms: u64,
     /// A request's body must arrive within this long (`408 body_timeout`).
     pub body_timeout_ms: u64,
-    /// Connections served at once; one more is answered `503 too_many_connections`.
+    /// Connections served at once; one more is answered `503 too_many_connections` (a
+    /// request for `/healthz`, `/readyz` or `/metrics` is still served, on a few connections
+    /// of its own).
     pub connections_max: usize,
+    /// An answer whose bytes the client has not taken for this long is abandoned and the
+    /// connection closed (a client that never reads holds nothing for longer).
+    pub write_timeout_ms: u64,
 }
 
 impl Default for HttpConfig {
@@ -585,6 +622,7 @@ impl Default for HttpConfig {
             header_timeout_ms: 10_000,
             body_timeout_ms: 30_000,
             connections_max: 512,
+            write_timeout_ms: 30_000,
         }
     }
 }

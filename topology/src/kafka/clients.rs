@@ -268,11 +268,43 @@ where
     }
 }
 
-fn base(config: &Config) -> ClientConfig {
+/// The one place kledger makes a librdkafka client configuration: `bootstrap` and then the
+/// `common` properties every client of the cluster needs (`security.protocol`, `sasl.*`,
+/// `ssl.*`). Every client kledger, its commands, tests and benches make starts here (a test
+/// checks that nothing else calls `ClientConfig::new`); the role's own properties go on top.
+pub fn client_at<'a>(
+    bootstrap: &str,
+    common: impl IntoIterator<Item = (&'a str, &'a str)>,
+) -> ClientConfig {
     let mut c = ClientConfig::new();
-    c.set("bootstrap.servers", config.bootstrap());
+    c.set("bootstrap.servers", bootstrap);
     c.set("client.id", "kledger");
+    for (k, v) in common {
+        c.set(k, v);
+    }
     c
+}
+
+/// A client of `config`'s cluster: its bootstrap servers, `kafka.common_properties`, and the
+/// embedded broker's login when clients log in to it ([`Config::with_embedded_login`]).
+pub fn client_config(config: &Config) -> ClientConfig {
+    let login = config
+        .embedded_login
+        .as_ref()
+        .filter(|_| config.embedded_auth())
+        .map(|l| l.client_properties())
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    client_at(
+        &config.bootstrap(),
+        config
+            .kafka
+            .common_properties
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_str()))
+            .chain(login.iter().map(|(k, v)| (*k, v.as_str()))),
+    )
 }
 
 fn passthrough(c: &mut ClientConfig, props: &std::collections::BTreeMap<String, String>) {
@@ -305,7 +337,7 @@ pub const QUEUED_KBYTES: &str = "16384";
 /// A group consumer's configuration; `name` (apply, views, vectors) names it in its client id
 /// (`kledger-<name>`) and static member id (`<instance>-<name>` for the sinks).
 pub fn consumer_config(config: &Config, name: &str) -> ClientConfig {
-    let mut c = base(config);
+    let mut c = client_config(config);
     c.set("client.id", format!("kledger-{name}"));
     if let Some(id) = config.group_instance_id() {
         let id = if name == "apply" {
@@ -326,10 +358,9 @@ pub fn consumer_config(config: &Config, name: &str) -> ClientConfig {
         .set("partition.assignment.strategy", "range")
         // Bounded prefetch: librdkafka's default queue holds up to 64 MiB per consumer.
         .set("queued.max.messages.kbytes", QUEUED_KBYTES)
-        // How long a broker may hold a fetch with nothing new (librdkafka's default is
-        // 500 ms): the embedded broker answers such a fetch only when the time is up, so a
-        // commit waited up to that long for the sinks (read-your-writes waited 150 ms at the
-        // median). An idle consumer asks 20 times a second instead of twice.
+        // How long a broker may hold a fetch with nothing new: librdkafka's default. Kafka,
+        // and the embedded broker (vendor/tansu-storage, change 4), answer a held fetch as soon
+        // as a record arrives, so this bounds only how often an idle consumer asks.
         .set("fetch.wait.max.ms", FETCH_WAIT_MS);
     fetch_sizes(&mut c, config);
     passthrough(&mut c, &config.kafka.consumer_properties);
@@ -337,7 +368,9 @@ pub fn consumer_config(config: &Config, name: &str) -> ClientConfig {
 }
 
 /// A group consumer's `fetch.wait.max.ms` (`kafka.consumer_properties` may set another).
-pub const FETCH_WAIT_MS: &str = "50";
+pub const FETCH_WAIT_MS: &str = "500";
+/// A to-the-end reader's `fetch.wait.max.ms`.
+pub const TO_END_FETCH_WAIT_MS: &str = "50";
 
 /// librdkafka's fetch bounds for records up to the record budget: a partition fetch holds at
 /// least one record at the limit (`max.partition.fetch.bytes` is 1 MiB by default, under a
@@ -359,7 +392,7 @@ const RECEIVE_SLACK_BYTES: usize = 1 << 20;
 
 /// The restore consumer's configuration (no group).
 pub fn restore_config(config: &Config) -> ClientConfig {
-    let mut c = base(config);
+    let mut c = client_config(config);
     c.set("group.id", format!("{}-restore", config.kafka.group_id))
         .set("enable.auto.commit", "false")
         .set("enable.auto.offset.store", "false")
@@ -367,10 +400,11 @@ pub fn restore_config(config: &Config) -> ClientConfig {
         .set("auto.offset.reset", "error")
         .set("isolation.level", "read_committed")
         .set("queued.max.messages.kbytes", QUEUED_KBYTES)
-        // As for group consumers: a fetch at a partition's end is answered within 50 ms, so
-        // a to-the-end read sees the end sooner and the projections' key feed brings a new
-        // row's key while its commit waits for it.
-        .set("fetch.wait.max.ms", FETCH_WAIT_MS);
+        // Short: a to-the-end reader learns it reached the end from a fetch answered empty,
+        // and on the embedded broker a fetch inside a partition's last batch is answered empty
+        // (its records found by probing back, [`crate::kafka::reader`]): each such answer
+        // should come soon. Restores are short-lived; idle group consumers use the long wait.
+        .set("fetch.wait.max.ms", TO_END_FETCH_WAIT_MS);
     fetch_sizes(&mut c, config);
     for (k, v) in &config.kafka.consumer_properties {
         if !matches!(
@@ -385,7 +419,7 @@ pub fn restore_config(config: &Config) -> ClientConfig {
 
 /// A producer's configuration (idempotent; transactional when `transactional_id` is set).
 pub fn producer_config(config: &Config, transactional_id: Option<&str>) -> ClientConfig {
-    let mut c = base(config);
+    let mut c = client_config(config);
     c.set("enable.idempotence", "true")
         // A record refused for good must not leave a gap before later records of its
         // partition: librdkafka then fails the producer (kledger makes a new one) instead.

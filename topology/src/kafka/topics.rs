@@ -3,6 +3,7 @@
 use std::time::Duration;
 
 use anyhow::{Context, bail};
+use rdkafka::ClientConfig;
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -115,9 +116,9 @@ impl Topics {
     }
 }
 
-fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
-    rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+fn admin(cluster: &ClientConfig) -> anyhow::Result<AdminClient<DefaultClientContext>> {
+    cluster
+        .clone()
         .set("socket.timeout.ms", "10000")
         .create()
         .context("create admin client")
@@ -128,7 +129,7 @@ fn admin(bootstrap: &str) -> anyhow::Result<AdminClient<DefaultClientContext>> {
 /// names created.
 pub async fn create_configured(config: &crate::config::Config) -> anyhow::Result<Vec<String>> {
     create_with(
-        &config.bootstrap(),
+        &crate::kafka::clients::client_config(config),
         &config.topics(),
         config.kafka.partitions,
         config.kafka.replication_factor,
@@ -143,7 +144,7 @@ pub async fn create_configured(config: &crate::config::Config) -> anyhow::Result
 /// Creates every topic that does not exist yet with `partitions` partitions, records up to
 /// `message_bytes_max` and the default intents retention.
 pub async fn create(
-    bootstrap: &str,
+    cluster: &ClientConfig,
     topics: &Topics,
     partitions: i32,
     replication: i32,
@@ -153,18 +154,18 @@ pub async fn create(
         message_bytes_max,
         intents_retention_ms: INTENTS_RETENTION_MS,
     };
-    create_with(bootstrap, topics, partitions, replication, settings).await
+    create_with(cluster, topics, partitions, replication, settings).await
 }
 
 /// Creates every topic that does not exist yet with `partitions` partitions and `settings`.
 pub async fn create_with(
-    bootstrap: &str,
+    cluster: &ClientConfig,
     topics: &Topics,
     partitions: i32,
     replication: i32,
     settings: TopicSettings,
 ) -> anyhow::Result<Vec<String>> {
-    let admin = admin(bootstrap)?;
+    let admin = admin(cluster)?;
     let specs = topics.specs(settings);
     let new: Vec<NewTopic<'_>> = specs
         .iter()
@@ -192,11 +193,11 @@ pub async fn create_with(
 }
 
 /// Partition counts of `names` (None for a missing topic). Blocking: call off the executor.
-pub fn partition_counts(bootstrap: &str, names: &[&str]) -> anyhow::Result<Vec<Option<i32>>> {
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .context("create metadata client")?;
+pub fn partition_counts(
+    cluster: &ClientConfig,
+    names: &[&str],
+) -> anyhow::Result<Vec<Option<i32>>> {
+    let consumer: BaseConsumer = cluster.create().context("create metadata client")?;
     let md = consumer
         .fetch_metadata(None, Duration::from_secs(15))
         .context("fetch metadata")?;
@@ -214,7 +215,7 @@ pub fn partition_counts(bootstrap: &str, names: &[&str]) -> anyhow::Result<Vec<O
 
 /// Refuses to run unless every topic exists and intents and outbox are co-partitioned.
 /// Returns the partition count. Blocking: call off the executor.
-pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
+pub fn check(cluster: &ClientConfig, topics: &Topics) -> anyhow::Result<i32> {
     let names = [
         topics.intents.as_str(),
         topics.outbox.as_str(),
@@ -223,7 +224,7 @@ pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
         topics.deadletter.as_str(),
         topics.keys.as_str(),
     ];
-    let counts = partition_counts(bootstrap, &names)?;
+    let counts = partition_counts(cluster, &names)?;
     for (n, c) in names.iter().zip(&counts) {
         if c.is_none() {
             bail!("topic {n} does not exist (run `kledger topics create`)");
@@ -260,8 +261,8 @@ pub fn check(bootstrap: &str, topics: &Topics) -> anyhow::Result<i32> {
 }
 
 /// Whether every partition of `topic` is empty (high watermark 0). Blocking.
-pub fn is_empty(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<bool> {
-    Ok(high_watermarks(bootstrap, topic, partitions)?
+pub fn is_empty(cluster: &ClientConfig, topic: &str, partitions: i32) -> anyhow::Result<bool> {
+    Ok(high_watermarks(cluster, topic, partitions)?
         .iter()
         .all(|&h| h == 0))
 }
@@ -269,8 +270,12 @@ pub fn is_empty(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result
 /// The high watermark of each partition of `topic`, as the broker answers an offset lookup.
 /// Blocking. An estimate (progress bars, emptiness): tansu 0.6 may answer stale values, so
 /// nothing that must be exact relies on it.
-pub fn high_watermarks(bootstrap: &str, topic: &str, partitions: i32) -> anyhow::Result<Vec<i64>> {
-    Ok(watermarks(bootstrap, topic, partitions)?
+pub fn high_watermarks(
+    cluster: &ClientConfig,
+    topic: &str,
+    partitions: i32,
+) -> anyhow::Result<Vec<i64>> {
+    Ok(watermarks(cluster, topic, partitions)?
         .into_iter()
         .map(|(_, high)| high)
         .collect())
@@ -280,14 +285,11 @@ pub fn high_watermarks(bootstrap: &str, topic: &str, partitions: i32) -> anyhow:
 /// `0..partitions`). A reader of a topic with a retention starts at the low one: a fetch below
 /// it may answer nothing at all rather than "out of range" on the embedded broker.
 pub fn watermarks(
-    bootstrap: &str,
+    cluster: &ClientConfig,
     topic: &str,
     partitions: i32,
 ) -> anyhow::Result<Vec<(i64, i64)>> {
-    let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .context("create metadata client")?;
+    let consumer: BaseConsumer = cluster.create().context("create metadata client")?;
     (0..partitions)
         .map(|p| Ok(consumer.fetch_watermarks(topic, p, Duration::from_secs(15))?))
         .collect()

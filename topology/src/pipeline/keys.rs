@@ -196,7 +196,17 @@ const DRAIN_MAX: usize = 100_000;
 impl KeyFeed {
     /// A feed of every partition of the keys topic into `cache`, from its positions.
     pub fn new(config: &Config, cache: &dyn KeyCache, partitions: i32) -> anyhow::Result<Self> {
-        let consumer: BaseConsumer<RestoreContext> = restore_config(config)
+        let mut c = restore_config(config);
+        // Long-lived and mostly idle: it asks as rarely as a group consumer (a held fetch is
+        // answered as soon as a key arrives), not as often as a to-the-end reader.
+        if !config
+            .kafka
+            .consumer_properties
+            .contains_key("fetch.wait.max.ms")
+        {
+            c.set("fetch.wait.max.ms", crate::kafka::clients::FETCH_WAIT_MS);
+        }
+        let consumer: BaseConsumer<RestoreContext> = c
             .create_with_context(RestoreContext)
             .context("keys feed: consumer")?;
         let topic = config.topics().keys;

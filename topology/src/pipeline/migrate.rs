@@ -326,7 +326,10 @@ pub fn apply(
     } = options;
     let mut c = Completion::default();
     let adapt = read_plan(plan, &mut c)?;
-    let partitions = crate::kafka::topics::check(&config.bootstrap(), &config.topics())?;
+    let partitions = crate::kafka::topics::check(
+        &crate::kafka::clients::client_config(config),
+        &config.topics(),
+    )?;
     let wanted: BTreeSet<&str> = adapt
         .iter()
         .map(|a| a.record.intent.action_id.as_str())

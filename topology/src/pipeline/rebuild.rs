@@ -113,7 +113,7 @@ fn read_from_positions(
     config: &Config,
     target: &dyn project::Projection,
 ) -> anyhow::Result<(PartitionReader<RestoreContext>, u64)> {
-    let bootstrap = config.bootstrap();
+    let bootstrap = crate::kafka::clients::client_config(config);
     let topics = config.topics();
     let partitions = crate::kafka::topics::check(&bootstrap, &topics)?;
     let mut from = std::collections::BTreeMap::new();

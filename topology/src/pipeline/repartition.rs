@@ -212,12 +212,16 @@ fn copy_headers(m: &OwnedMessage) -> Option<OwnedHeaders> {
 
 /// Per partition of `topic`, its low watermark (where reading starts) when it holds records.
 fn starts(config: &Config, topic: &str, partitions: i32) -> anyhow::Result<BTreeMap<i32, i64>> {
-    Ok(topics::watermarks(&config.bootstrap(), topic, partitions)?
-        .into_iter()
-        .enumerate()
-        .filter(|(_, (low, high))| high > low)
-        .map(|(p, (low, _))| (p as i32, low))
-        .collect())
+    Ok(topics::watermarks(
+        &crate::kafka::clients::client_config(config),
+        topic,
+        partitions,
+    )?
+    .into_iter()
+    .enumerate()
+    .filter(|(_, (low, high))| high > low)
+    .map(|(p, (low, _))| (p as i32, low))
+    .collect())
 }
 
 /// Moves the ledger `config` names to topics under `prefix` with `to` partitions (see the
@@ -229,7 +233,7 @@ pub fn repartition(
     prefix: &str,
 ) -> anyhow::Result<Report> {
     ensure!(to >= 1, "--to must be ≥ 1");
-    let bootstrap = config.bootstrap();
+    let bootstrap = crate::kafka::clients::client_config(config);
     let old = config.topics();
     let new = Topics::new(prefix);
     ensure!(
@@ -555,9 +559,10 @@ fn check_heads(
 /// Where the ledger on `keys_topic` moved (prefix, partitions), if `kledger repartition` moved
 /// it: the last record of partition 0 is the marker (nothing writes there after a move).
 pub fn moved_to(config: &Config, keys_topic: &str) -> anyhow::Result<Option<(String, i32)>> {
-    let Some((low, high)) = topics::watermarks(&config.bootstrap(), keys_topic, 1)?
-        .first()
-        .copied()
+    let Some((low, high)) =
+        topics::watermarks(&crate::kafka::clients::client_config(config), keys_topic, 1)?
+            .first()
+            .copied()
     else {
         return Ok(None);
     };

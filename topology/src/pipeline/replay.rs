@@ -752,12 +752,15 @@ pub fn refused_intents(
 ) -> anyhow::Result<Refused> {
     let mut refused = Refused::new();
     // From each partition's first retained record (the topic has the intents' retention).
-    let from: BTreeMap<i32, i64> =
-        crate::kafka::topics::watermarks(&config.bootstrap(), &topics.deadletter, partitions)?
-            .into_iter()
-            .enumerate()
-            .map(|(p, (low, _))| (p as i32, low))
-            .collect();
+    let from: BTreeMap<i32, i64> = crate::kafka::topics::watermarks(
+        &crate::kafka::clients::client_config(config),
+        &topics.deadletter,
+        partitions,
+    )?
+    .into_iter()
+    .enumerate()
+    .map(|(p, (low, _))| (p as i32, low))
+    .collect();
     let mut reader =
         PartitionReader::source(config, &topics.deadletter, "replay", &from, SOURCE_PROBE)?;
     while let Some(batch) = reader.next_to_end(config.bulk.records_max)? {
@@ -799,7 +802,7 @@ pub fn verify_topics(
     scratch: &std::path::Path,
     show_progress: bool,
 ) -> anyhow::Result<Report> {
-    let bootstrap = config.bootstrap();
+    let bootstrap = crate::kafka::clients::client_config(config);
     let topics = config.topics();
     let partitions = crate::kafka::topics::check(&bootstrap, &topics)?;
     if let Some((p, _)) = from

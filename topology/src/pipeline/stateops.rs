@@ -45,10 +45,13 @@ pub fn restore(
             std::fs::create_dir_all(dir)?;
             let store = RocksStore::open(dir, &config.state.rocks())?;
             let topics = config.topics();
-            let partitions = crate::kafka::topics::check(&config.bootstrap(), &topics)?;
+            let partitions = crate::kafka::topics::check(
+                &crate::kafka::clients::client_config(config),
+                &topics,
+            )?;
             let all: Vec<i32> = (0..partitions).collect();
             let total: u64 = crate::kafka::topics::high_watermarks(
-                &config.bootstrap(),
+                &crate::kafka::clients::client_config(config),
                 &topics.outbox,
                 partitions,
             )?

@@ -220,6 +220,21 @@ pub(crate) struct Delegate {
     lake: Option<House>,
 
     vacuum_into: Option<String>,
+
+    // kledger patch: each partition's watermarks as last read, kept until a write changes
+    // them (produce: that partition; anything else that writes records or offsets: all). The
+    // delegate serves one request at a time (its channel), so nothing reads between a write
+    // and its invalidation. An idle fetch then reads no SQL at all.
+    watermarks: Arc<Mutex<BTreeMap<Topition, OffsetStage>>>,
+}
+
+impl Delegate {
+    /// kledger patch: forgets every partition's watermarks.
+    fn forget_watermarks(&self) {
+        if let Ok(mut w) = self.watermarks.lock() {
+            w.clear();
+        }
+    }
 }
 
 #[derive(Clone, Debug)]
@@ -1969,6 +1984,7 @@ impl Builder<String, i32, Url, Url> {
                 schemas: self.schemas,
                 lake: self.lake,
                 vacuum_into,
+                watermarks: Arc::default(),
             };
 
             server.spawn(async move {
@@ -2059,6 +2075,8 @@ impl Storage for Delegate {
     }
 
     async fn create_topic(&self, topic: CreatableTopic, validate_only: bool) -> Result<Uuid> {
+        self.forget_watermarks();
+
         let start = SystemTime::now();
 
         debug!(cluster = self.cluster, ?topic, validate_only);
@@ -2146,11 +2164,15 @@ impl Storage for Delegate {
         &self,
         topics: &[DeleteRecordsTopic],
     ) -> Result<Vec<DeleteRecordsTopicResult>> {
+        self.forget_watermarks();
+
         debug!(?topics);
         todo!()
     }
 
     async fn delete_topic(&self, topic: &TopicId) -> Result<ErrorCode> {
+        self.forget_watermarks();
+
         let start = SystemTime::now();
         debug!(cluster = self.cluster, ?topic);
 
@@ -2327,6 +2349,10 @@ impl Storage for Delegate {
             debug!(after_produce_transaction = elapsed_millis(start));
         })?;
 
+        if let Ok(mut w) = self.watermarks.lock() {
+            _ = w.remove(topition);
+        }
+
         let high = self
             .produce_in_tx(transaction_id, topition, deflated, &pc)
             .await
@@ -2378,6 +2404,16 @@ impl Storage for Delegate {
             min_bytes,
             max_bytes
         );
+
+        // kledger patch: at or past the end nothing is there to read (answered as a read of
+        // no rows is, below).
+        if offset >= high_watermark {
+            return Ok(vec![
+                inflated::Batch::builder()
+                    .build()
+                    .and_then(TryInto::try_into)?,
+            ]);
+        }
 
         let c = self.connection().await?;
 
@@ -2615,6 +2651,15 @@ impl Storage for Delegate {
 
         debug!(cluster = self.cluster, ?topition);
 
+        if let Some(kept) = self
+            .watermarks
+            .lock()
+            .ok()
+            .and_then(|w| w.get(topition).copied())
+        {
+            return Ok(kept);
+        }
+
         let c = self.connection().await?;
 
         let row = c
@@ -2646,11 +2691,17 @@ impl Storage for Delegate {
 
         debug!(cluster = self.cluster, ?topition, log_start, high_watermark,);
 
-        Ok(OffsetStage {
+        let stage = OffsetStage {
             last_stable,
             high_watermark,
             log_start,
-        })
+        };
+
+        if let Ok(mut w) = self.watermarks.lock() {
+            _ = w.insert(topition.clone(), stage);
+        }
+
+        Ok(stage)
         .inspect(|_| {
             DELEGATE_REQUEST_DURATION.record(
                 elapsed_millis(start),
@@ -2855,6 +2906,8 @@ impl Storage for Delegate {
         isolation_level: IsolationLevel,
         offsets: &[(Topition, ListOffset)],
     ) -> Result<Vec<(Topition, ListOffsetResponse)>> {
+        self.forget_watermarks();
+
         let start = SystemTime::now();
 
         debug!(cluster = self.cluster, ?isolation_level, ?offsets);
@@ -4334,6 +4387,8 @@ impl Storage for Delegate {
         producer_epoch: i16,
         committed: bool,
     ) -> Result<ErrorCode> {
+        self.forget_watermarks();
+
         let start = SystemTime::now();
 
         debug!(cluster = ?self.cluster, transaction_id, producer_id, producer_epoch, committed);
@@ -4354,6 +4409,8 @@ impl Storage for Delegate {
     }
 
     async fn maintain(&self, now: SystemTime) -> Result<()> {
+        self.forget_watermarks();
+
         let start = SystemTime::now();
 
         let deleted = self.policy_delete(now).await?;

@@ -307,19 +307,26 @@ impl FetchService {
         if topics.is_empty() {
             Ok(vec![])
         } else {
+            // kledger patch: a fetch answers as soon as it has `min_bytes` of records, and one
+            // that has not waits for a produce (or for the rest of `max_wait`) instead of
+            // sleeping. Upstream slept out the remaining wait after every read, with records
+            // or without: every fetch took `max_wait`, and an idle consumer's fetches read
+            // every partition's watermarks and records that often.
             let start = Instant::now();
+            let budget = *max_bytes;
             let mut responses = vec![];
             let mut iteration = 0;
-            let mut elapsed = Duration::from_millis(0);
-            let mut bytes = 0;
 
-            while elapsed <= max_wait && bytes <= min_bytes {
-                debug!(?elapsed, ?max_wait, ?bytes, ?min_bytes);
+            loop {
+                // Registered before the read: a record produced during it ends the wait below.
+                let produced = super::produce::PRODUCED.notified();
+                tokio::pin!(produced);
+                _ = produced.as_mut().enable();
 
-                let enumerate = topics.iter().enumerate();
                 responses.clear();
+                *max_bytes = budget;
 
-                for (i, fetch) in enumerate {
+                for (i, fetch) in topics.iter().enumerate() {
                     let fetch_response = self
                         .fetch_topic(
                             ctx.clone(),
@@ -335,27 +342,24 @@ impl FetchService {
                     responses.push(fetch_response);
                 }
 
-                bytes += u32::try_from(responses.byte_size())?;
+                let bytes = responses.byte_size();
+                let remaining = max_wait.saturating_sub(start.elapsed());
 
-                let now = Instant::now();
-                elapsed = now.duration_since(start);
-                let remaining = max_wait.saturating_sub(elapsed);
+                debug!(?iteration, ?max_wait, ?remaining, ?bytes, ?min_bytes);
 
-                debug!(
-                    ?iteration,
-                    ?max_wait,
-                    ?elapsed,
-                    ?remaining,
-                    ?bytes,
-                    ?min_bytes
-                );
+                if bytes >= u64::from(min_bytes) || remaining.is_zero() {
+                    break;
+                }
 
-                sleep(if remaining.as_millis() >= 250 {
-                    remaining / 2
-                } else {
-                    remaining
-                })
-                .await;
+                // Nothing was produced meanwhile: nothing new to read, the read stands.
+                let woken = tokio::select! {
+                    _ = &mut produced => true,
+                    _ = sleep(remaining) => false,
+                };
+
+                if !woken {
+                    break;
+                }
 
                 iteration += 1;
             }
