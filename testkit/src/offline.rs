@@ -40,17 +40,14 @@ pub fn api(
         }))),
         None => None,
     };
-    Ok(Api {
-        config: Arc::new(config),
-        views: Arc::new(views),
+    Ok(Api::new(
+        Arc::new(config),
+        Arc::new(views),
         partitions,
-        producer: Arc::default(),
-        codec: Arc::default(),
+        Arc::default(),
         search,
-        exports: Arc::new(tokio::sync::Semaphore::new(2)),
-        receipts: Arc::default(),
-        state: None,
-    })
+        None,
+    ))
 }
 
 /// Empty projections under `dir` for the ledger of `commits` (a [`crate::Ledger`]'s, on

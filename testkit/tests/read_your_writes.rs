@@ -12,9 +12,9 @@ use kledger_testkit::build::{fact, intent};
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::pipeline::project::OutboxCommit;
-use kledger_topology::serve::api::Api;
-use kledger_topology::serve::api::read::{ProfileParams, profile_answer};
+use kledger_topology::serve::api::read::{ProfileParams, after_wait, profile_answer};
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
+use kledger_topology::serve::api::{Api, ApiError};
 
 const A: &str = "t_acme/user/u_ryw";
 const T0: i64 = 1_767_225_600_000;
@@ -50,25 +50,57 @@ fn project(api: &Api, commits: &[OutboxCommit]) {
     .unwrap();
 }
 
+/// Runs `read` as the HTTP endpoints and MCP tools do: after the asynchronous wait for
+/// `min_commit_seq` ([`after_wait`]), on a runtime of its own.
+fn waited<T: Send + 'static>(
+    api: &Api,
+    p: &Principal,
+    account: Option<&str>,
+    min_commit_seq: Option<i64>,
+    wait_ms: u64,
+    vectors: bool,
+    read: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+        .block_on(after_wait(
+            api,
+            p,
+            account,
+            min_commit_seq,
+            Some(wait_ms),
+            vectors,
+            read,
+        ))
+}
+
 fn search(
     api: &Api,
     query: &str,
     min_commit_seq: Option<i64>,
     wait_ms: u64,
 ) -> Result<Vec<String>, (u16, &'static str, Option<serde_json::Value>)> {
-    search_knowledge(
+    let req = SearchRequest {
+        query: query.into(),
+        limit: Some(5),
+        kinds: Vec::new(),
+        account: None,
+        as_of: None,
+        known_at: None,
+        min_commit_seq,
+        wait_ms: Some(wait_ms),
+    };
+    let a = api.clone();
+    waited(
         api,
         &owner(),
-        SearchRequest {
-            query: query.into(),
-            limit: Some(5),
-            kinds: Vec::new(),
-            account: None,
-            as_of: None,
-            known_at: None,
-            min_commit_seq,
-            wait_ms: Some(wait_ms),
-        },
+        None,
+        min_commit_seq,
+        wait_ms,
+        true,
+        move || search_knowledge(&a, &owner(), req),
     )
     .map(|a| a.results.into_iter().map(|h| h.content).collect())
     .map_err(|e| (e.status().as_u16(), e.code(), e.detail().cloned()))
@@ -133,6 +165,48 @@ fn a_read_waits_for_its_write_or_answers_not_caught_up() {
     };
     let e = profile_answer(&api, &owner(), &q).unwrap_err();
     assert_eq!(e.code(), "not_caught_up");
+    let (a, q2) = (api.clone(), q.clone());
+    let e = waited(&api, &owner(), None, Some(2), 100, false, move || {
+        profile_answer(&a, &owner(), &q2)
+    })
+    .unwrap_err();
+    assert_eq!(e.code(), "not_caught_up");
+    // Only the owner may wait: another principal of the tenant is refused at once, the same for
+    // this account as for one that does not exist (issue 44: no count or existence oracle).
+    let teammate = Principal {
+        owner_id: "u_other".into(),
+        ..owner()
+    };
+    for account in [A, "t_acme/user/u_nobody"] {
+        let (a, p) = (api.clone(), teammate.clone());
+        let q = ProfileParams {
+            account: Some(account.into()),
+            min_commit_seq: Some(1),
+            wait_ms: Some(1_000),
+            ..ProfileParams::default()
+        };
+        let started = Instant::now();
+        let e = waited(
+            &api,
+            &teammate,
+            Some(account),
+            Some(1),
+            1_000,
+            false,
+            move || profile_answer(&a, &p, &q),
+        )
+        .unwrap_err();
+        assert_eq!(
+            (e.status().as_u16(), e.code()),
+            (403, "wait_owner_only"),
+            "{account}"
+        );
+        assert!(e.detail().is_none());
+        assert!(
+            started.elapsed() < Duration::from_millis(500),
+            "refused at once"
+        );
+    }
     // A wait beyond the bound is a bad request, not a long wait.
     assert_eq!(
         search(&api, "cello", Some(2), 30_001).unwrap_err().1,

@@ -363,9 +363,9 @@ fn main() {
         no_swap::<VectorGen>,
     )
     .expect("live index");
-    let api = Api {
-        config: Arc::new(Config::default()),
-        views: Arc::new(
+    let api = Api::new(
+        Arc::new(Config::default()),
+        Arc::new(
             Live::with_value(
                 &dir.path().join("gens"),
                 "g000001",
@@ -374,16 +374,13 @@ fn main() {
             )
             .expect("live views"),
         ),
-        partitions: PARTITIONS,
-        producer: Arc::default(),
-        codec: Arc::default(),
-        search: Some(Arc::new(std::sync::OnceLock::from(SearchIndex {
+        PARTITIONS,
+        Arc::default(),
+        Some(Arc::new(std::sync::OnceLock::from(SearchIndex {
             live: Arc::new(live_index),
         }))),
-        exports: Arc::new(tokio::sync::Semaphore::new(2)),
-        receipts: Arc::default(),
-        state: None,
-    };
+        None,
+    );
     let accounts: Vec<String> = {
         let mut a: Vec<String> = ledger
             .commits

@@ -105,12 +105,16 @@ impl Drop for ScrubbedLine {
 }
 
 /// Installs the subscriber: `config.log.filter` (tansu's own ERROR-level chatter off unless the
-/// filter turns it on), JSON or text (`text` forces text), every line scrubbed.
+/// filter turns it on; rmcp's session logs always off: they carry session ids), JSON or text
+/// (`text` forces text), every line scrubbed.
 pub(crate) fn init(config: &Config, text: bool) {
     // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
     let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
-    // The configured filter comes last, so it can turn tansu's logs back on when needed.
-    let directive = format!("{quiet},{}", config.log.filter);
+    // The configured filter comes next, so it can turn tansu's logs back on when needed.
+    // rmcp's Streamable HTTP server logs each MCP session's id (a bearer of the session), at
+    // INFO and in its spans: never written, whatever the filter says.
+    let never = "rmcp::transport::streamable_http_server=off,rmcp::transport::worker=off";
+    let directive = format!("{quiet},{},{never}", config.log.filter);
     let filter = tracing_subscriber::EnvFilter::try_new(&directive)
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());

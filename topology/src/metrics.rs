@@ -101,6 +101,16 @@ pub const HTTP_ERRORS_TOTAL: &str = "kledger_http_errors_total";
 pub const HTTP_CONNECTIONS: &str = "kledger_http_connections";
 /// HTTP connections refused over `http.connections_max`.
 pub const HTTP_CONNECTIONS_REFUSED_TOTAL: &str = "kledger_http_connections_refused_total";
+/// Requests the API refused to protect others' share, by `reason` (`too_many_waits`,
+/// `too_many_exports`, `too_many_requests`, `wait_owner_only`, `bad_request_head`).
+pub const API_REFUSED_TOTAL: &str = "kledger_api_refused_total";
+/// Reads waiting for their `min_commit_seq` now.
+pub const API_WAITS: &str = "kledger_api_waits";
+/// MCP sessions open now.
+pub const MCP_SESSIONS: &str = "kledger_mcp_sessions";
+/// MCP requests refused, by `reason` (`foreign_session`: a session id another principal
+/// opened; `too_many_sessions`).
+pub const MCP_SESSIONS_REFUSED_TOTAL: &str = "kledger_mcp_sessions_refused_total";
 
 /// Every metric this crate defines (for docs and tests).
 pub const ALL: &[&str] = &[
@@ -146,6 +156,10 @@ pub const ALL: &[&str] = &[
     HTTP_ERRORS_TOTAL,
     HTTP_CONNECTIONS,
     HTTP_CONNECTIONS_REFUSED_TOTAL,
+    API_REFUSED_TOTAL,
+    API_WAITS,
+    MCP_SESSIONS,
+    MCP_SESSIONS_REFUSED_TOTAL,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
@@ -190,6 +204,20 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         metrics::counter!(INTENTS_TOTAL, "outcome" => outcome.as_str()).increment(0);
     }
     metrics::gauge!(PROCESSOR_DEGRADED).set(0.0);
+    for reason in [
+        "too_many_waits",
+        "too_many_exports",
+        "too_many_requests",
+        "wait_owner_only",
+        "bad_request_head",
+    ] {
+        metrics::counter!(API_REFUSED_TOTAL, "reason" => reason).increment(0);
+    }
+    for reason in ["foreign_session", "too_many_sessions"] {
+        metrics::counter!(MCP_SESSIONS_REFUSED_TOTAL, "reason" => reason).increment(0);
+    }
+    metrics::gauge!(API_WAITS).set(0.0);
+    metrics::gauge!(MCP_SESSIONS).set(0.0);
     Ok(HANDLE.get_or_init(|| handle).clone())
 }
 

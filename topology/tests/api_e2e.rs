@@ -566,6 +566,8 @@ fn forty_concurrent_ingress_waits_share_one_receipts_reader_and_exports_are_capp
     let mut c = config(&b.bootstrap, dir.path(), 4, "api-waits");
     c.vectors.enabled = false;
     c.api.exports_max = 1;
+    // One principal's 40 waits at once (each principal may hold 32 by default).
+    c.api.waits_per_principal_max = 40;
     let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");
     c.api

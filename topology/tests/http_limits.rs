@@ -44,6 +44,7 @@ fn config(header_ms: u64, body_ms: u64, connections: usize) -> HttpConfig {
         header_timeout_ms: header_ms,
         body_timeout_ms: body_ms,
         connections_max: connections,
+        write_timeout_ms: 2_000,
     }
 }
 
@@ -192,9 +193,17 @@ fn every_error_answer_is_json_and_connections_over_the_cap_are_503() {
         .map(|_| TcpStream::connect(("127.0.0.1", l.port)).unwrap())
         .collect();
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let nope = |port| {
+        raw(
+            port,
+            "GET /nope HTTP/1.0\r\nHost: x\r\n\r\n",
+            Duration::from_secs(4),
+        )
+        .unwrap()
+    };
     let (status, body) = loop {
         std::thread::sleep(Duration::from_millis(200));
-        let (status, body) = healthz(l.port);
+        let (status, body) = nope(l.port);
         if status == 503 || std::time::Instant::now() > deadline {
             break (status, body);
         }
@@ -203,14 +212,101 @@ fn every_error_answer_is_json_and_connections_over_the_cap_are_503() {
         (status, error_code(&body).as_str()),
         (503, "too_many_connections")
     );
+    // Over the cap, the operations endpoints are still served: a health check tells the truth
+    // while the API's connections are all taken.
+    for path in ["/healthz", "/readyz", "/metrics"] {
+        let (status, body) = raw(
+            l.port,
+            &format!("GET {path} HTTP/1.1\r\nHost: x\r\n\r\n"),
+            Duration::from_secs(4),
+        )
+        .unwrap();
+        assert!(
+            !body.contains("too_many_connections"),
+            "{path} over the connection cap: {status} {body}"
+        );
+    }
     drop(held);
     std::thread::sleep(Duration::from_millis(200));
+    let (status, _) = nope(l.port);
+    assert_eq!(status, 404, "served again once connections closed");
     let (status, _) = healthz(l.port);
-    assert_eq!(status, 200, "served again once connections closed");
+    assert_eq!(status, 200);
     let text = metrics::install().unwrap().render();
     assert!(
         text.contains("kledger_http_errors_total{status=\"404\"}"),
         "{text}"
     );
     assert!(text.contains("kledger_http_connections_refused_total"));
+}
+
+#[test]
+fn request_heads_with_bare_line_feeds_or_not_one_host_are_400() {
+    let l = listen(config(5_000, 5_000, 512), 1 << 20);
+    let status = |head: &str| raw(l.port, head, Duration::from_secs(3)).map(|(s, _)| s);
+    // Well-formed: served.
+    assert_eq!(
+        status("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"),
+        Some(200)
+    );
+    // HTTP/1.0 had no Host: one is optional there.
+    assert_eq!(status("GET /healthz HTTP/1.0\r\n\r\n"), Some(200));
+    for bad in [
+        "GET /healthz HTTP/1.1\nHost: x\r\nConnection: close\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x\nConnection: close\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\n",
+        "GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n",
+        "GET /healthz HTTP/1.1\r\nHost: x\r\nHost: y\r\nConnection: close\r\n\r\n",
+        "GET /healthz HTTP/1.0\r\nHost: x\r\nHost: y\r\n\r\n",
+    ] {
+        assert_eq!(status(bad), Some(400), "{bad:?}");
+    }
+    // A bare line feed in the second request of a kept-alive connection, after a body: the
+    // first is answered, the second refused.
+    let mut s = TcpStream::connect(("127.0.0.1", l.port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(3))).unwrap();
+    s.write_all(b"POST /nope HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n\n\nGET /healthz HTTP/1.1\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut text = String::new();
+    let _ = s.read_to_string(&mut text);
+    let statuses: Vec<&str> = text
+        .split("HTTP/1.1 ")
+        .skip(1)
+        .filter_map(|a| a.split_whitespace().next())
+        .collect();
+    assert_eq!(statuses, ["404", "400"], "{text}");
+}
+
+#[test]
+fn a_client_that_stops_reading_is_dropped_after_the_write_timeout() {
+    // The write bound is the connection stream's own: checked on the stream, whose peer never
+    // reads. Nothing taken for the timeout ends the connection.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        use tokio::io::AsyncWriteExt;
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let client = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let (server, _) = listener.accept().await.unwrap();
+        let mut guarded =
+            kledger_topology::serve::conn::Guarded::new(server, Duration::from_millis(500));
+        let chunk = vec![b'x'; 1 << 20];
+        let started = Instant::now();
+        let mut written = 0usize;
+        let err = loop {
+            match tokio::time::timeout(Duration::from_secs(10), guarded.write_all(&chunk)).await {
+                Ok(Ok(())) => written += chunk.len(),
+                Ok(Err(e)) => break e,
+                Err(_) => panic!("a write stalled past the write timeout and was not ended"),
+            }
+        };
+        assert_eq!(err.kind(), std::io::ErrorKind::TimedOut, "{err}");
+        assert!(
+            started.elapsed() < Duration::from_secs(8),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(written > 0);
+        drop(client);
+    });
 }

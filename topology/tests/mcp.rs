@@ -60,6 +60,13 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
         env.push((format!("{p}__OWNER_ID"), owner.into()));
     }
     env.push(("KLEDGER_API__MCP_PRINCIPAL".into(), "alice".into()));
+    // At most 3 sessions of one principal (the default is 16), and rmcp's own logs on: session
+    // ids must stay out of them all the same.
+    env.push((
+        "KLEDGER_API__MCP_SESSIONS_PER_PRINCIPAL_MAX".into(),
+        "3".into(),
+    ));
+    env.push(("KLEDGER_LOG__FILTER".into(), "info,rmcp=info".into()));
     let demo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/intents.jsonl");
     let mut k = spawn_with_env(bin, &env, &[], dir.path(), "kledger");
     wait_ready(&mut k, port, dir.path(), "kledger");
@@ -125,6 +132,7 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
             "no step {step}:\n{text}"
         );
     }
+    sessions_are_their_openers(port, &dir.path().join("kledger.log"));
     stop(k);
 
     // stdio: the client starts `kledger mcp` over the same data directory.
@@ -146,5 +154,124 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
             text.contains(&format!("\"step\": \"{step}\"")),
             "no step {step} over stdio:\n{text}"
         );
+    }
+}
+
+/// One HTTP/1.1 exchange (the connection closed after it): status, headers (lower-case names)
+/// and body; an SSE answer is read until the server ends it or 5 s pass.
+fn exchange(
+    port: u16,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>, String) {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut req = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+    );
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).unwrap();
+    let mut raw = Vec::new();
+    let _ = s.read_to_end(&mut raw);
+    let text = String::from_utf8_lossy(&raw).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    let headers = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(k, v)| (k.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    (status, headers, body.to_owned())
+}
+
+/// A session is its opener's alone (issue 44): another principal's request with its id —
+/// `DELETE` included, which used to end the victim's session — is answered as for an id that
+/// never was, and counted; one principal opens at most its share of sessions; no session id
+/// reaches the log.
+fn sessions_are_their_openers(port: u16, log: &Path) {
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"probe","version":"1"}}}"#;
+    let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list","params":{}}"#;
+    let bearer = |t: &str| format!("Bearer {t}");
+    let open = |token: &str| {
+        let (status, headers, body) =
+            exchange(port, "POST", &[("Authorization", &bearer(token))], init);
+        let id = headers
+            .iter()
+            .find(|(k, _)| k == "mcp-session-id")
+            .map(|(_, v)| v.clone());
+        (status, id, body)
+    };
+    let (status, id, body) = open(ALICE);
+    let id = id.unwrap_or_else(|| panic!("no session: {status} {body}"));
+    let session = |token: &str, method: &str, body: &str| {
+        exchange(
+            port,
+            method,
+            &[("Authorization", &bearer(token)), ("Mcp-Session-Id", &id)],
+            body,
+        )
+    };
+    // Bob, with Alice's session id: neither a call nor its end.
+    let (status, _, body) = session(BOB, "POST", list);
+    assert_eq!(
+        status, 404,
+        "another principal called in the session: {body}"
+    );
+    assert!(body.contains("session_not_found"), "{body}");
+    let (status, _, body) = session(BOB, "DELETE", "");
+    assert_eq!(status, 404, "another principal ended the session: {body}");
+    // Alice's session is still hers.
+    let (status, _, body) = session(ALICE, "POST", list);
+    assert!(
+        status == 200 || status == 202,
+        "the owner's session: {status} {body}"
+    );
+    // A made-up id answers the same as Bob's tries.
+    let (status, _, body) = exchange(
+        port,
+        "DELETE",
+        &[
+            ("Authorization", &bearer(BOB)),
+            ("Mcp-Session-Id", "00000000-0000-4000-8000-000000000000"),
+        ],
+        "",
+    );
+    assert_eq!(status, 404, "{body}");
+    // At most 3 sessions of one principal: the fourth is refused until one ends.
+    let more: Vec<String> = (0..2)
+        .map(|_| open(ALICE).1.expect("a session within the share"))
+        .collect();
+    let (status, refused, body) = open(ALICE);
+    assert_eq!((status, refused), (429, None), "{body}");
+    assert!(body.contains("too_many_sessions"), "{body}");
+    let (status, _, _) = open(BOB);
+    assert_eq!(status, 200, "another principal's share is its own");
+    let (status, _, _) = session(ALICE, "DELETE", "");
+    assert_eq!(status, 204);
+    let (status, _, _) = session(ALICE, "DELETE", "");
+    assert_eq!(status, 404, "ended");
+    assert!(
+        open(ALICE).1.is_some(),
+        "a share comes back when a session ends"
+    );
+    let (_, metrics) = http_request(port, "GET", "/metrics", &[], "");
+    let refused = metrics
+        .lines()
+        .find(|l| l.starts_with("kledger_mcp_sessions_refused_total{reason=\"foreign_session\"}"))
+        .and_then(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+        .unwrap_or(0.0);
+    assert!(refused >= 2.0, "foreign tries counted: {refused}");
+    let logged = std::fs::read_to_string(log).unwrap();
+    for id in more.iter().chain([&id]) {
+        assert!(!logged.contains(id.as_str()), "session id {id} in the log");
     }
 }

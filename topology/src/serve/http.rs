@@ -90,6 +90,7 @@ pub fn router(
             metrics: metrics_handle,
             status,
         });
+    let auth = api.clone();
     let routes = match api {
         Some(api) => ops
             .merge(crate::serve::mcp::router(api.clone()))
@@ -104,10 +105,125 @@ pub fn router(
         .layer(axum::middleware::from_fn(move |req, next| {
             bounded_body(bounds, req, next)
         }))
+        // Before the body is read: a request without a valid token costs no body buffer.
+        .layer(axum::middleware::from_fn(move |req, next| {
+            authenticated(auth.clone(), req, next)
+        }))
         .layer(axum::middleware::map_response(json_errors))
+        .layer(axum::middleware::from_fn(one_host))
         // The body is read (and bounded) by `bounded_body`; axum's own 2 MiB cap must not cut
         // a body the budget allows.
         .layer(axum::extract::DefaultBodyLimit::disable())
+}
+
+/// Whether `path` needs a principal: the read API (but its description) and MCP.
+fn needs_principal(path: &str) -> bool {
+    (path.starts_with("/v1/") && path != "/v1/openapi.json")
+        || path == "/mcp"
+        || path.starts_with("/mcp/")
+}
+
+/// The principal a request authenticated as, found before its body was read.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub kledger_processors::access::Principal);
+
+/// Authenticates an API or MCP request from its head alone (`401` before its body is read),
+/// and holds one of its principal's `api.requests_per_principal_max` shares until the answer's
+/// last byte is sent (`429 too_many_requests` beyond).
+async fn authenticated(
+    api: Option<crate::serve::api::Api>,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let Some(api) = api.filter(|_| needs_principal(req.uri().path())) else {
+        return next.run(req).await;
+    };
+    let principal = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| crate::serve::api::principal_of_header(&api, v));
+    let Some(p) = principal else {
+        let mut resp = error_response(
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+            "a valid bearer token is required",
+        );
+        // The body was not read: the connection cannot carry another request.
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        return resp;
+    };
+    let Some(share) = api.requests.take(&crate::serve::api::waits::caller_key(&p)) else {
+        metrics::counter!(m::API_REFUSED_TOTAL, "reason" => "too_many_requests").increment(1);
+        let mut resp = error_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            "too many requests of this principal are in flight; try again later",
+        );
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        return resp;
+    };
+    req.extensions_mut().insert(Authenticated(p));
+    next.run(req).await.map(|body| {
+        Body::new(Holding {
+            body,
+            _share: share,
+        })
+    })
+}
+
+/// A body that holds a share until it is sent or dropped.
+struct Holding {
+    body: Body,
+    _share: crate::serve::api::waits::Share,
+}
+
+impl http_body::Body for Holding {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
+}
+
+/// Refuses an HTTP/1.1 request without exactly one `Host` header with `400 bad_host` (RFC
+/// 9112 3.2: a server must), and any request with two (a proxy and kledger could read
+/// different hosts). HTTP/1.0 had no `Host`: one is optional there.
+async fn one_host(req: Request, next: Next) -> Response {
+    let hosts = req.headers().get_all(header::HOST).iter().count();
+    let optional = req.version() <= axum::http::Version::HTTP_10;
+    if hosts > 1 || (hosts == 0 && !optional) {
+        metrics::counter!(m::API_REFUSED_TOTAL, "reason" => "bad_request_head").increment(1);
+        let mut resp = error_response(
+            StatusCode::BAD_REQUEST,
+            "bad_host",
+            "a request has exactly one Host header",
+        );
+        resp.headers_mut().insert(
+            header::CONNECTION,
+            header::HeaderValue::from_static("close"),
+        );
+        return resp;
+    }
+    next.run(req).await
 }
 
 /// The JSON error form of `status` (`{"error": {"code", "message"}}`).
@@ -188,8 +304,14 @@ async fn json_errors(resp: Response) -> Response {
     error_response(status, code, text.trim())
 }
 
-/// Serves `router` on `listen` with `http`'s connection cap and header timeout, until the
-/// task is dropped.
+/// Connections beyond `http.connections_max` that may still be served, for the operations
+/// endpoints only (a load balancer's health check must not read "down" while the API is busy).
+pub const OPS_CONNECTIONS_MAX: usize = 16;
+/// How long a connection beyond the cap has to show which endpoint it asks for.
+const OPS_PEEK_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// Serves `router` on `listen` with `http`'s connection cap, header and write timeouts and
+/// strict request heads ([`crate::serve::conn`]), until the task is dropped.
 pub async fn serve(
     listen: &str,
     router: Router,
@@ -197,7 +319,11 @@ pub async fn serve(
 ) -> anyhow::Result<tokio::task::JoinHandle<()>> {
     let listener = tokio::net::TcpListener::bind(listen).await?;
     let permits = Arc::new(tokio::sync::Semaphore::new(http.connections_max));
-    let header_timeout = Duration::from_millis(http.header_timeout_ms);
+    let ops_permits = Arc::new(tokio::sync::Semaphore::new(OPS_CONNECTIONS_MAX));
+    let timeouts = Timeouts {
+        header: Duration::from_millis(http.header_timeout_ms),
+        write: Duration::from_millis(http.write_timeout_ms),
+    };
     Ok(tokio::spawn(async move {
         loop {
             let (stream, _) = match listener.accept().await {
@@ -211,24 +337,109 @@ pub async fn serve(
             };
             let Ok(permit) = permits.clone().try_acquire_owned() else {
                 metrics::counter!(m::HTTP_CONNECTIONS_REFUSED_TOTAL).increment(1);
-                tokio::spawn(refuse(stream));
+                tokio::spawn(beyond_cap(
+                    stream,
+                    router.clone(),
+                    ops_permits.clone(),
+                    timeouts,
+                ));
                 continue;
             };
-            let service = TowerToHyperService::new(router.clone());
+            let router = router.clone();
             tokio::spawn(async move {
                 metrics::gauge!(m::HTTP_CONNECTIONS).increment(1.0);
-                let mut b = hyper::server::conn::http1::Builder::new();
-                b.timer(TokioTimer::new())
-                    .header_read_timeout(header_timeout)
-                    .keep_alive(true);
-                if let Err(e) = b.serve_connection(TokioIo::new(stream), service).await {
-                    tracing::debug!(error = %e, "http connection ended");
-                }
+                connection(stream, router, timeouts, true).await;
                 metrics::gauge!(m::HTTP_CONNECTIONS).decrement(1.0);
                 drop(permit);
             });
         }
     }))
+}
+
+/// A connection's timeouts.
+#[derive(Debug, Clone, Copy)]
+struct Timeouts {
+    header: Duration,
+    write: Duration,
+}
+
+/// Serves one connection (`keep_alive`: more than one request on it).
+async fn connection(
+    stream: tokio::net::TcpStream,
+    router: Router,
+    timeouts: Timeouts,
+    keep_alive: bool,
+) {
+    let service = TowerToHyperService::new(router);
+    let mut b = hyper::server::conn::http1::Builder::new();
+    b.timer(TokioTimer::new())
+        .header_read_timeout(timeouts.header)
+        .keep_alive(keep_alive);
+    let io = TokioIo::new(crate::serve::conn::Guarded::new(stream, timeouts.write));
+    if let Err(e) = b.serve_connection(io, service).await {
+        tracing::debug!(error = %e, "http connection ended");
+    }
+}
+
+/// A connection over the cap: served (one request) if it asks for `/healthz`, `/readyz` or
+/// `/metrics` and one of [`OPS_CONNECTIONS_MAX`] is free, else answered `503
+/// too_many_connections` and closed.
+async fn beyond_cap(
+    stream: tokio::net::TcpStream,
+    router: Router,
+    ops: Arc<tokio::sync::Semaphore>,
+    timeouts: Timeouts,
+) {
+    if asks_for_ops(&stream).await
+        && let Ok(_permit) = ops.try_acquire_owned()
+    {
+        connection(stream, router, timeouts, false).await;
+        return;
+    }
+    refuse(stream).await;
+}
+
+/// Whether the first request on `stream` is a `GET` of an operations endpoint (read without
+/// taking the bytes, for at most [`OPS_PEEK_TIMEOUT`]).
+async fn asks_for_ops(stream: &tokio::net::TcpStream) -> bool {
+    const OPS: [&str; 3] = ["/healthz", "/readyz", "/metrics"];
+    let look = async {
+        let mut buf = [0u8; 32];
+        loop {
+            let n = stream.peek(&mut buf).await.ok()?;
+            let head = &buf[..n];
+            // Per endpoint: Some(true) asked for, Some(false) not, None not told yet.
+            let told: Vec<Option<bool>> = OPS
+                .iter()
+                .map(|path| {
+                    let line = format!("GET {path}");
+                    if head.len() > line.len() {
+                        Some(
+                            head.starts_with(line.as_bytes())
+                                && matches!(head[line.len()], b' ' | b'?'),
+                        )
+                    } else {
+                        if line.as_bytes().starts_with(head) {
+                            None
+                        } else {
+                            Some(false)
+                        }
+                    }
+                })
+                .collect();
+            if told.contains(&Some(true)) {
+                return Some(true);
+            }
+            if n == 0 || told.iter().all(|t| *t == Some(false)) {
+                return Some(false);
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+    };
+    matches!(
+        tokio::time::timeout(OPS_PEEK_TIMEOUT, look).await,
+        Ok(Some(true))
+    )
 }
 
 /// Answers a connection over the cap with `503` and closes it (bounded: a client that does not

@@ -17,6 +17,7 @@
 //!
 //! May not touch: the stores (through the API's functions only).
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::http::request::Parts;
@@ -33,7 +34,7 @@ use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::api::read::{ProfileParams, TimelineParams, blocking};
+use super::api::read::{ProfileParams, TimelineParams, after_wait, blocking};
 use super::api::search::SearchRequest;
 use super::api::{Api, ApiError};
 
@@ -279,12 +280,14 @@ impl McpServer {
     }
 
     /// A read: runs `f` on a blocking thread with the call's principal and the
-    /// `min_commit_seq` it waits for ([`McpServer::min_seq`]), the principal resolved once.
+    /// `min_commit_seq` it waits for ([`McpServer::min_seq`]; waited for first, holding no
+    /// thread), the principal resolved once.
     async fn read<T: serde::Serialize + Send + 'static>(
         &self,
         ctx: &RequestContext<RoleServer>,
         account: Option<&str>,
         asked: Option<i64>,
+        vectors: bool,
         f: impl FnOnce(&Api, &Principal, Option<i64>) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let parts = ctx.extensions.get::<Parts>();
@@ -294,7 +297,13 @@ impl McpServer {
         };
         let min = self.min_seq(&p, account, asked);
         let api = self.api.clone();
-        answer(blocking(move || f(&api, &p, min)).await)
+        let p2 = p.clone();
+        answer(
+            after_wait(&self.api, &p2, account, min, None, vectors, move || {
+                f(&api, &p, min)
+            })
+            .await,
+        )
     }
 }
 
@@ -309,7 +318,7 @@ impl McpServer {
         Parameters(a): Parameters<SearchArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let (account, asked) = (a.account.clone(), a.min_commit_seq);
-        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
+        self.read(&ctx, account.as_deref(), asked, true, move |api, p, min| {
             super::api::search::search_knowledge(
                 api,
                 p,
@@ -337,20 +346,26 @@ impl McpServer {
         Parameters(a): Parameters<PlaybookArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let (account, asked) = (a.account.clone(), a.min_commit_seq);
-        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
-            super::api::read::read_playbook(
-                api,
-                p,
-                &a.memory_id,
-                &ProfileParams {
-                    account: a.account,
-                    as_of: a.as_of,
-                    known_at: a.known_at,
-                    min_commit_seq: min,
-                    wait_ms: None,
-                },
-            )
-        })
+        self.read(
+            &ctx,
+            account.as_deref(),
+            asked,
+            false,
+            move |api, p, min| {
+                super::api::read::read_playbook(
+                    api,
+                    p,
+                    &a.memory_id,
+                    &ProfileParams {
+                        account: a.account,
+                        as_of: a.as_of,
+                        known_at: a.known_at,
+                        min_commit_seq: min,
+                        wait_ms: None,
+                    },
+                )
+            },
+        )
         .await
     }
 
@@ -363,23 +378,29 @@ impl McpServer {
         Parameters(a): Parameters<TimelineArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let (account, asked) = (a.account.clone(), a.min_commit_seq);
-        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
-            super::api::read::entity_timeline(
-                api,
-                p,
-                &a.entity,
-                &TimelineParams {
-                    account: a.account,
-                    limit: a.limit,
-                    history: a.history,
-                    audit: a.audit,
-                    as_of: a.as_of,
-                    known_at: a.known_at,
-                    min_commit_seq: min,
-                    wait_ms: None,
-                },
-            )
-        })
+        self.read(
+            &ctx,
+            account.as_deref(),
+            asked,
+            false,
+            move |api, p, min| {
+                super::api::read::entity_timeline(
+                    api,
+                    p,
+                    &a.entity,
+                    &TimelineParams {
+                        account: a.account,
+                        limit: a.limit,
+                        history: a.history,
+                        audit: a.audit,
+                        as_of: a.as_of,
+                        known_at: a.known_at,
+                        min_commit_seq: min,
+                        wait_ms: None,
+                    },
+                )
+            },
+        )
         .await
     }
 
@@ -392,19 +413,25 @@ impl McpServer {
         Parameters(a): Parameters<ProfileArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let (account, asked) = (a.account.clone(), a.min_commit_seq);
-        self.read(&ctx, account.as_deref(), asked, move |api, p, min| {
-            super::api::read::profile_answer(
-                api,
-                p,
-                &ProfileParams {
-                    account: a.account,
-                    as_of: a.as_of,
-                    known_at: a.known_at,
-                    min_commit_seq: min,
-                    wait_ms: None,
-                },
-            )
-        })
+        self.read(
+            &ctx,
+            account.as_deref(),
+            asked,
+            false,
+            move |api, p, min| {
+                super::api::read::profile_answer(
+                    api,
+                    p,
+                    &ProfileParams {
+                        account: a.account,
+                        as_of: a.as_of,
+                        known_at: a.known_at,
+                        min_commit_seq: min,
+                        wait_ms: None,
+                    },
+                )
+            },
+        )
         .await
     }
 
@@ -558,50 +585,151 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
     })
 }
 
+/// The MCP sessions of the `/mcp` endpoint and the principal that opened each: a session is
+/// its opener's alone, and every principal holds at most `api.mcp_sessions_per_principal_max`
+/// (`api.mcp_sessions_max` in all).
+#[derive(Debug)]
+pub struct Sessions {
+    manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+    owners: tokio::sync::Mutex<BTreeMap<String, (String, super::api::waits::Share)>>,
+    shares: Arc<super::api::waits::Shares>,
+}
+
+/// The header that names a session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+impl Sessions {
+    /// Sessions of `manager`, bounded as `config.api` says.
+    fn new(
+        manager: Arc<rmcp::transport::streamable_http_server::session::local::LocalSessionManager>,
+        config: &crate::config::ApiConfig,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            manager,
+            owners: tokio::sync::Mutex::default(),
+            shares: super::api::waits::Shares::new(
+                config.mcp_sessions_per_principal_max,
+                config.mcp_sessions_max,
+            ),
+        })
+    }
+
+    /// Forgets the sessions the manager has ended (idle, or closed by their worker).
+    async fn forget_ended(&self) {
+        let live = self.manager.sessions.read().await;
+        let mut owners = self.owners.lock().await;
+        owners.retain(|id, _| live.contains_key(id.as_str()));
+        metrics::gauge!(crate::metrics::MCP_SESSIONS).set(owners.len() as f64);
+    }
+}
+
 /// The `/mcp` endpoint (Streamable HTTP): requests without a valid bearer token are answered
-/// `401` before the MCP layer sees them.
+/// `401` before the MCP layer sees them; a session serves only the principal that opened it.
 pub fn router(api: Api) -> axum::Router {
     use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
     use rmcp::transport::streamable_http_server::{
         StreamableHttpServerConfig, StreamableHttpService,
     };
     let (for_sessions, tokens) = (api.clone(), tokens());
+    let manager = Arc::new(LocalSessionManager::default());
+    let sessions = Sessions::new(manager.clone(), &api.config.api);
     let service = StreamableHttpService::new(
         move || Ok(McpServer::http(for_sessions.clone(), tokens.clone())),
-        Arc::new(LocalSessionManager::default()),
+        manager,
         StreamableHttpServerConfig::default(),
     );
     axum::Router::new()
         .nest_service("/mcp", service)
         .layer(axum::middleware::from_fn(move |req, next| {
-            authorized(api.clone(), req, next)
+            authorized(api.clone(), sessions.clone(), req, next)
         }))
+}
+
+/// The one answer for a session id that is not the caller's: as for an id that never was.
+fn no_session() -> axum::response::Response {
+    super::http::error_response(
+        axum::http::StatusCode::NOT_FOUND,
+        "session_not_found",
+        "no such session",
+    )
 }
 
 async fn authorized(
     api: Api,
+    sessions: Arc<Sessions>,
     req: axum::extract::Request,
     next: axum::middleware::Next,
 ) -> axum::response::Response {
-    let ok = req
-        .headers()
-        .get(axum::http::header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| super::api::principal_of_header(&api, v))
-        .is_some();
-    if !ok {
+    use axum::http::{Method, StatusCode};
+    let principal = match req.extensions().get::<super::http::Authenticated>() {
+        Some(a) => Some(a.0.clone()),
+        None => req
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| super::api::principal_of_header(&api, v)),
+    };
+    let Some(p) = principal else {
         return super::http::error_response(
-            axum::http::StatusCode::UNAUTHORIZED,
+            StatusCode::UNAUTHORIZED,
             "unauthorized",
             "a valid bearer token is required",
         );
+    };
+    let caller = super::api::waits::caller_key(&p);
+    let session = req
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let delete = req.method() == Method::DELETE;
+    // A request in a session: the opener's only.
+    if let Some(id) = &session {
+        let owner = sessions.owners.lock().await.get(id).map(|o| o.0.clone());
+        match owner {
+            Some(o) if o == caller => {}
+            Some(_) => {
+                metrics::counter!(crate::metrics::MCP_SESSIONS_REFUSED_TOTAL, "reason" => "foreign_session")
+                    .increment(1);
+                return no_session();
+            }
+            None => return no_session(),
+        }
+        let mut res = next.run(req).await;
+        // A session's end (`DELETE`) is answered `204`: rmcp answers `202`, which the official
+        // Python SDK logs as a failed termination although the session is gone.
+        if delete && res.status() == StatusCode::ACCEPTED {
+            *res.status_mut() = StatusCode::NO_CONTENT;
+        }
+        if delete && res.status().is_success() {
+            sessions.owners.lock().await.remove(id);
+        }
+        sessions.forget_ended().await;
+        return res;
     }
-    // A session's end (`DELETE`) is answered `204`: rmcp answers `202`, which the official
-    // Python SDK logs as a failed termination although the session is gone.
-    let delete = req.method() == axum::http::Method::DELETE;
-    let mut res = next.run(req).await;
-    if delete && res.status() == axum::http::StatusCode::ACCEPTED {
-        *res.status_mut() = axum::http::StatusCode::NO_CONTENT;
+    if req.method() != Method::POST {
+        return next.run(req).await;
+    }
+    // A request that may open a session (`initialize`): within the caller's share.
+    sessions.forget_ended().await;
+    let Some(share) = sessions.shares.take(&caller) else {
+        metrics::counter!(crate::metrics::MCP_SESSIONS_REFUSED_TOTAL, "reason" => "too_many_sessions")
+            .increment(1);
+        return super::http::error_response(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_sessions",
+            "too many MCP sessions are open (this principal's or all of them); end one first",
+        );
+    };
+    let res = next.run(req).await;
+    if let Some(id) = res
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+    {
+        let mut owners = sessions.owners.lock().await;
+        owners.insert(id.to_owned(), (caller, share));
+        metrics::gauge!(crate::metrics::MCP_SESSIONS).set(owners.len() as f64);
     }
     res
 }

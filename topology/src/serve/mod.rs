@@ -10,5 +10,6 @@
 //! or the projections' writing side.
 
 pub mod api;
+pub mod conn;
 pub mod http;
 pub mod mcp;

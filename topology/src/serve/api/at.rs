@@ -8,15 +8,14 @@
 //!   active one then. Purged rows are in no version.
 //! - **Read-your-writes.** A receipt's consistency token is the account's commit_seq it
 //!   reports (`commit_seq` when committed or duplicate, else `head_seq`). A read given
-//!   `min_commit_seq` waits, at most `wait_ms` (default 5,000, at most 30,000), until the
+//!   `min_commit_seq` waits ([`super::waits`]: asynchronously, bounded per caller and in all,
+//!   the owner's only), at most `wait_ms` (default 5,000, at most 30,000), until the
 //!   projections it reads from have applied that commit of the account — the view store, and
 //!   for search the vector index too — and otherwise answers `409 not_caught_up` with their
 //!   positions. A position is one point read per projection (the view store's account mark,
 //!   the vector sink's account mark), never a scan.
 //!
 //! May not touch: anything but the view store and the vector marks (reads only).
-
-use std::time::{Duration, Instant};
 
 use axum::http::StatusCode;
 use kledger_processors::access::{Principal, may_read};
@@ -30,8 +29,6 @@ use super::{Api, ApiError, now_ms};
 pub const WAIT_MS_MAX: u64 = 30_000;
 /// How long a read waits for its `min_commit_seq` by default, ms.
 pub const WAIT_MS_DEFAULT: u64 = 5_000;
-/// How often a waiting read looks at the projections' positions.
-const WAIT_POLL: Duration = Duration::from_millis(5);
 
 /// When a read looks: effective time and record time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,42 +143,32 @@ pub fn positions(api: &Api, account: &str, vectors: bool) -> Result<Positions, A
     Ok(Positions { views, vectors })
 }
 
-/// Waits until the projections a read looks at have applied `min_commit_seq` of `account`,
-/// at most `wait_ms` (default [`WAIT_MS_DEFAULT`]); `409 not_caught_up` with their positions
-/// otherwise. Nothing to wait for without `min_commit_seq`. Blocking.
+/// Whether the projections a read of `account` looks at (`vectors`: search's index too) have
+/// applied `min_commit_seq`, as they stand now: `409 not_caught_up` with their positions when
+/// not. Nothing to check without `min_commit_seq`; only the owner may ask
+/// ([`super::waits::may_wait`]: `403 wait_owner_only` for anyone else, whatever the account).
+/// The HTTP and MCP reads wait first ([`super::waits::until_caught_up`]); this is the answer.
 pub fn caught_up(
     api: &Api,
+    p: &Principal,
     account: &str,
     min_commit_seq: Option<i64>,
-    wait_ms: Option<u64>,
     vectors: bool,
 ) -> Result<(), ApiError> {
     let Some(min) = min_commit_seq else {
         return Ok(());
     };
-    let wait = wait_ms.unwrap_or(WAIT_MS_DEFAULT);
-    if wait > WAIT_MS_MAX {
-        return Err(ApiError::bad(
-            "bad_wait",
-            format!("wait_ms must be in 0..={WAIT_MS_MAX}"),
-        ));
+    super::waits::may_wait(p, account, min_commit_seq)?;
+    let at = positions(api, account, vectors)?;
+    if at.views >= min && at.vectors.is_none_or(|v| v >= min) {
+        return Ok(());
     }
-    let deadline = Instant::now() + Duration::from_millis(wait);
-    loop {
-        let at = positions(api, account, vectors)?;
-        if at.views >= min && at.vectors.is_none_or(|v| v >= min) {
-            return Ok(());
-        }
-        if Instant::now() >= deadline {
-            return Err(ApiError::new(
-                StatusCode::CONFLICT,
-                "not_caught_up",
-                format!("the projections have not applied commit {min} of the account yet"),
-            )
-            .with_detail(serde_json::json!({ "min_commit_seq": min, "positions": at })));
-        }
-        std::thread::sleep(WAIT_POLL);
-    }
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        "not_caught_up",
+        format!("the projections have not applied commit {min} of the account yet"),
+    )
+    .with_detail(serde_json::json!({ "min_commit_seq": min, "positions": at })))
 }
 
 /// The consistency token of a receipt: the account's commit_seq it reports (the commit made

@@ -4,7 +4,8 @@
 //! (rule 1; a failure is `422` with the stable code of docs/error-codes.md), then produced to
 //! the intents topic keyed and partitioned by account, exactly as `kledger publish` does. A
 //! principal writes to its own account; one holding [`INGEST_ROLE`] may write to any account
-//! of its tenant. With `wait_ms` (≤30,000) the answer carries the intent's receipt when it
+//! of its tenant, but purge another account only if it also holds `role_privacy`
+//! (`403 purge_forbidden`). With `wait_ms` (≤30,000) the answer carries the intent's receipt when it
 //! arrives in time (`200`); otherwise `202` says the intent was accepted. Every wait is served
 //! by one receipts reader per process ([`super::receipts`]); at most `api.waits_max` wait at
 //! once (a request beyond is answered `202` at once).
@@ -38,20 +39,44 @@ pub struct IngressParams {
     pub wait_ms: u64,
 }
 
-/// The answer.
+/// The answer. It carries no offset: an intent's position in its partition moves with the
+/// writes of every other account on that partition, so it would tell a caller of their
+/// activity.
 #[derive(Debug, Serialize)]
 pub struct IngressAnswer {
     /// The intent's action id.
     pub action_id: String,
-    /// Partition it was written to.
+    /// Partition it was written to (a function of the account id alone).
     pub partition: i32,
-    /// Its offset.
-    pub offset: i64,
     /// The receipt, when it arrived within `wait_ms`.
-    pub receipt: Option<Receipt>,
+    pub receipt: Option<IngressReceipt>,
     /// The receipt's consistency token: reads given it as `min_commit_seq` see this write
     /// (when the receipt arrived).
     pub consistency_token: Option<i64>,
+}
+
+/// A receipt as the ingress answers it: the [`Receipt`] without the intent's offset (see
+/// [`IngressAnswer`]).
+#[derive(Debug, Clone)]
+pub struct IngressReceipt {
+    /// The receipt (serialized without its `intent_offset`).
+    pub receipt: Receipt,
+}
+
+impl From<Receipt> for IngressReceipt {
+    fn from(receipt: Receipt) -> Self {
+        Self { receipt }
+    }
+}
+
+impl Serialize for IngressReceipt {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut v = serde_json::to_value(&self.receipt).map_err(serde::ser::Error::custom)?;
+        if let Some(o) = v.as_object_mut() {
+            o.remove("intent_offset");
+        }
+        v.serialize(s)
+    }
 }
 
 /// `413 body_too_large`: the body is over the record budget.
@@ -120,12 +145,25 @@ pub async fn submit(
         return Err(ApiError::bad("bad_wait", "wait_ms must be ≤ 30000"));
     }
     let own = intent.account_id == p.account_id();
-    let ingest = p.roles.iter().any(|r| r == INGEST_ROLE) && may_address(p, &intent.account_id);
+    let has = |role: &str| p.roles.iter().any(|r| r == role);
+    let ingest = has(INGEST_ROLE) && may_address(p, &intent.account_id);
     if !(own || ingest) {
         return Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "account_forbidden",
             "the principal may not write to this account",
+        ));
+    }
+    // Privacy deletion of someone else's account is the privacy role's, not an extractor's.
+    let purges = intent
+        .ops
+        .iter()
+        .any(|o| matches!(o, kledger_schemas::Op::Purge(_)));
+    if purges && !own && !has(super::purges::PRIVACY_ROLE) {
+        return Err(ApiError::new(
+            StatusCode::FORBIDDEN,
+            "purge_forbidden",
+            "only the account's owner or a principal with role_privacy may purge it",
         ));
     }
     let now = now_ms();
@@ -139,7 +177,11 @@ pub async fn submit(
     let partition = partition_for(intent.account_id.as_bytes(), api.partitions);
     // The wait is registered before the intent is produced, so its receipt cannot pass
     // unseen; one shared reader serves every wait ([`super::receipts`]).
-    let waiter = if wait_ms > 0 {
+    // Bounded per caller and in all (beyond, the intent is accepted without waiting).
+    let share = (wait_ms > 0)
+        .then(|| api.waits.take(&super::waits::caller_key(p)))
+        .flatten();
+    let waiter = if share.is_some() {
         let (api2, account, action) = (
             api.clone(),
             intent.account_id.clone(),
@@ -175,20 +217,49 @@ pub async fn submit(
         .payload(&payload)
         .partition(partition)
         .timestamp(now);
-    let (partition, offset) = producer(api)?
+    let partition = producer(api)?
         .send(record, Duration::from_secs(10))
         .await
-        .map(|d| (d.partition, d.offset))
+        .map(|d| d.partition)
         .map_err(|(e, _)| ApiError::internal(e))?;
     let receipt = match waiter {
         Some(w) => w.until(started + Duration::from_millis(wait_ms)).await,
         None => None,
     };
+    drop(share);
     Ok(IngressAnswer {
         action_id: intent.action_id,
         partition,
-        offset,
         consistency_token: receipt.as_ref().map(super::at::token),
-        receipt,
+        receipt: receipt.map(IngressReceipt::from),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_ingress_receipt_carries_no_offset() {
+        let r = Receipt {
+            action_id: "a".into(),
+            account_id: "t/user/u".into(),
+            outcome: kledger_schemas::Outcome::Committed,
+            commit_seq: Some(3),
+            rebased: false,
+            head_seq: 2,
+            head_hash: "h".into(),
+            code: None,
+            message: None,
+            stale_targets: Vec::new(),
+            memory_ids: Vec::new(),
+            intent_partition: 1,
+            intent_offset: 4242,
+            recorded_at: 7,
+        };
+        let v = serde_json::to_value(IngressReceipt::from(r)).unwrap();
+        assert!(v.get("intent_offset").is_none(), "{v}");
+        assert_eq!(v["commit_seq"], 3);
+        assert!(!v.to_string().contains("4242"), "{v}");
+    }
 }

@@ -24,6 +24,7 @@ pub mod read;
 pub mod receipts;
 pub mod search;
 pub mod semantic;
+pub mod waits;
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -60,13 +61,46 @@ pub struct Api {
     /// The vector projection search queries, once it is open (none: this process has no
     /// vector index; search answers 503 either way until it is open).
     pub search: Option<crate::vector::SearchSlot>,
-    /// Exports running now (at most `api.exports_max`).
-    pub exports: Arc<tokio::sync::Semaphore>,
+    /// Exports running now (at most `api.exports_max`, `api.exports_per_principal_max` each).
+    pub exports: Arc<waits::Shares>,
+    /// Requests waiting now, for a `min_commit_seq` or an ingress receipt (at most
+    /// `api.waits_max`, `api.waits_per_principal_max` each).
+    pub waits: Arc<waits::Shares>,
+    /// Requests in flight now (at most `api.requests_per_principal_max` each).
+    pub requests: Arc<waits::Shares>,
     /// The receipts reader ingress waits share.
     pub receipts: Arc<receipts::Receipts>,
     /// The processor's state, when this process runs the processor (purge receipts read its
     /// erasures and its queue of destroyed keys).
     pub state: Option<Arc<kledger_state::RocksStore>>,
+}
+
+impl Api {
+    /// The API over `views` (and `search`, when this process searches), its shares bounded as
+    /// `config.api` says.
+    pub fn new(
+        config: Arc<Config>,
+        views: Arc<crate::generations::Live<ViewStore>>,
+        partitions: i32,
+        codec: Arc<crate::kafka::codec::Codec>,
+        search: Option<crate::vector::SearchSlot>,
+        state: Option<Arc<kledger_state::RocksStore>>,
+    ) -> Self {
+        let a = &config.api;
+        Self {
+            exports: waits::Shares::new(a.exports_per_principal_max, a.exports_max),
+            waits: waits::Shares::new(a.waits_per_principal_max, a.waits_max),
+            requests: waits::Shares::new(a.requests_per_principal_max, usize::MAX),
+            config,
+            views,
+            partitions,
+            codec,
+            producer: Arc::default(),
+            search,
+            receipts: Arc::default(),
+            state,
+        }
+    }
 }
 
 impl std::fmt::Debug for Api {
@@ -192,6 +226,10 @@ impl FromRequestParts<Api> for Caller {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, api: &Api) -> Result<Self, Self::Rejection> {
+        // Authenticated by the listener before the body was read.
+        if let Some(crate::serve::http::Authenticated(p)) = parts.extensions.get() {
+            return Ok(Caller(p.clone()));
+        }
         let unauthorized = || {
             ApiError::new(
                 StatusCode::UNAUTHORIZED,

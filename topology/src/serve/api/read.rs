@@ -12,6 +12,7 @@ use kledger_schemas::{AssertionClass, Row, Status};
 use serde::{Deserialize, Serialize};
 
 use super::at::{At, caught_up, readable_at, row_at};
+use super::waits::until_caught_up;
 use super::{AccountParam, Api, ApiError, Caller, observe, target};
 
 /// Timeline entries scanned per request at most, from the newest (the newest `limit` that
@@ -38,6 +39,23 @@ pub async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f)
         .await
         .map_err(ApiError::internal)?
+}
+
+/// Runs the blocking read `f` of `account` (default: `p`'s own) once the projections it looks
+/// at (`vectors`: search's index too) have applied `min_commit_seq`, or its `wait_ms` has
+/// passed: the wait holds no thread ([`until_caught_up`]).
+pub async fn after_wait<T: Send + 'static>(
+    api: &Api,
+    p: &Principal,
+    account: Option<&str>,
+    min_commit_seq: Option<i64>,
+    wait_ms: Option<u64>,
+    vectors: bool,
+    f: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let account = target(p, account)?;
+    until_caught_up(api, p, &account, min_commit_seq, wait_ms, vectors).await?;
+    blocking(f).await
 }
 
 /// `GET /v1/profile` parameters (the MCP tool `get_profile` takes the same).
@@ -113,21 +131,26 @@ pub async fn profile(
     Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || profile_answer(&api, &p, &q))
-        .await
-        .map(axum::Json);
+    let (a, p2) = (api.clone(), p.clone());
+    let (account, min, wait) = (q.account.clone(), q.min_commit_seq, q.wait_ms);
+    let r = after_wait(&a, &p2, account.as_deref(), min, wait, false, move || {
+        profile_answer(&api, &p, &q)
+    })
+    .await
+    .map(axum::Json);
     finish("profile", started, r)
 }
 
 /// The profile of `q.account` (default: the principal's own) as `p` may read it, at `q`'s
-/// effective and record times (blocking: it may wait for `q.min_commit_seq`).
+/// effective and record times (blocking; `409` unless the view store has applied
+/// `q.min_commit_seq`: the HTTP and MCP reads wait for it first).
 pub fn profile_answer(
     api: &Api,
     p: &Principal,
     q: &ProfileParams,
 ) -> Result<ProfileAnswer, ApiError> {
     let account = target(p, q.account.as_deref())?;
-    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    caught_up(api, p, &account, q.min_commit_seq, false)?;
     let when = At::new(q.as_of, q.known_at);
     let (rows, capped) = readable_at(api, p, &account, when)?;
     let owner = owns(p, &account);
@@ -174,15 +197,20 @@ pub async fn playbook(
     Query(q): Query<ProfileParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || read_playbook(&api, &p, &id, &q))
-        .await
-        .map(axum::Json);
+    let (a, p2) = (api.clone(), p.clone());
+    let (account, min, wait) = (q.account.clone(), q.min_commit_seq, q.wait_ms);
+    let r = after_wait(&a, &p2, account.as_deref(), min, wait, false, move || {
+        read_playbook(&api, &p, &id, &q)
+    })
+    .await
+    .map(axum::Json);
     finish("playbook", started, r)
 }
 
 /// read_playbook: document `id` of `q.account` (default: the principal's own) if `p` may read
 /// it and it was an active playbook at `q`'s effective and record times; one uniform
-/// `unavailable` otherwise (blocking: it may wait for `q.min_commit_seq`).
+/// `unavailable` otherwise (blocking; `409` unless the view store has applied
+/// `q.min_commit_seq`).
 pub fn read_playbook(
     api: &Api,
     p: &Principal,
@@ -193,7 +221,7 @@ pub fn read_playbook(
     if id.len() > 64 {
         return Err(ApiError::unavailable());
     }
-    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    caught_up(api, p, &account, q.min_commit_seq, false)?;
     let when = At::new(q.as_of, q.known_at);
     let row = row_at(api, &account, id, when)?
         .filter(|r| may_read(p, r) && render::is_playbook(r, when.as_of))
@@ -296,9 +324,13 @@ pub async fn timeline(
     Query(q): Query<TimelineParams>,
 ) -> Response {
     let started = Instant::now();
-    let r = blocking(move || entity_timeline(&api, &p, &entity, &q))
-        .await
-        .map(axum::Json);
+    let (a, p2) = (api.clone(), p.clone());
+    let (account, min, wait) = (q.account.clone(), q.min_commit_seq, q.wait_ms);
+    let r = after_wait(&a, &p2, account.as_deref(), min, wait, false, move || {
+        entity_timeline(&api, &p, &entity, &q)
+    })
+    .await
+    .map(axum::Json);
     finish("timeline", started, r)
 }
 
@@ -321,7 +353,7 @@ pub fn entity_timeline(
             "entity is `user` or an entity id (1..=256 chars, no spaces)",
         ));
     }
-    caught_up(api, &account, q.min_commit_seq, q.wait_ms, false)?;
+    caught_up(api, p, &account, q.min_commit_seq, false)?;
     let when = At::new(q.as_of, q.known_at);
     let ids = api
         .views
@@ -381,8 +413,9 @@ pub const EXPORT_CHUNKS_IN_FLIGHT: usize = 4;
 /// `GET /v1/export`: every version of every row of the principal's own account, as JSON lines
 /// (tombstones included, their content erased), streamed: the rows are read while the client
 /// reads the answer, in chunks of 64 KiB with at most 4 queued, so an export of any size holds
-/// a bounded amount of memory. Only the owner may export; `api.exports_max` exports run at once
-/// (`429 too_many_exports` beyond).
+/// a bounded amount of memory. Only the owner may export; `api.exports_per_principal_max`
+/// exports of one principal and `api.exports_max` in all run at once (`429 too_many_exports`
+/// beyond); one whose client stops reading ends after `http.write_timeout_ms`.
 pub async fn export(
     State(api): State<Api>,
     Caller(p): Caller,
@@ -398,16 +431,18 @@ pub async fn export(
                 "only the account's owner may export it",
             ));
         }
-        let permit = api.exports.clone().try_acquire_owned().map_err(|_| {
-            ApiError::new(
-                StatusCode::TOO_MANY_REQUESTS,
-                "too_many_exports",
-                format!(
-                    "{} exports run already; try again later",
-                    api.config.api.exports_max
-                ),
-            )
-        })?;
+        let permit = api
+            .exports
+            .take(&super::waits::caller_key(&p))
+            .ok_or_else(|| {
+                metrics::counter!(crate::metrics::API_REFUSED_TOTAL, "reason" => "too_many_exports")
+                    .increment(1);
+                ApiError::new(
+                    StatusCode::TOO_MANY_REQUESTS,
+                    "too_many_exports",
+                    "too many exports run already (this principal's or all of them); try again later",
+                )
+            })?;
         Ok((account, permit))
     })();
     let (account, permit) = match r {

@@ -112,8 +112,7 @@ impl Receipts {
         codec: Arc<Codec>,
     ) -> Result<(), String> {
         let topic = config.topics().receipts;
-        let consumer: BaseConsumer = rdkafka::ClientConfig::new()
-            .set("bootstrap.servers", config.bootstrap())
+        let consumer: BaseConsumer = crate::kafka::clients::client_config(config)
             .set("client.id", "kledger-ingress-receipts")
             .set("group.id", format!("{}-ingress", config.kafka.group_id))
             .set("enable.auto.commit", "false")

@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 use super::at::{At, caught_up, rows_at};
-use super::read::{blocking, finish};
+use super::read::{after_wait, finish};
 use super::{Api, ApiError, Caller, target};
 use crate::vector::embedder::Embedder;
 use crate::vector::{QueryVector, VectorError, VectorIndex};
@@ -257,7 +257,7 @@ pub fn search_knowledge(
             "the vector index is not open yet",
         ));
     };
-    caught_up(api, &account, req.min_commit_seq, req.wait_ms, true)?;
+    caught_up(api, p, &account, req.min_commit_seq, true)?;
     let when = At::new(req.as_of, req.known_at);
     let generation = search.live.get();
     let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
@@ -338,7 +338,12 @@ pub async fn search(
         }
         let req: SearchRequest = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
-        blocking(move || search_knowledge(&api, &p, req)).await
+        let (a, p2) = (api.clone(), p.clone());
+        let (account, min, wait) = (req.account.clone(), req.min_commit_seq, req.wait_ms);
+        after_wait(&a, &p2, account.as_deref(), min, wait, true, move || {
+            search_knowledge(&api, &p, req)
+        })
+        .await
     }
     .await
     .map(axum::Json);
