@@ -14,7 +14,7 @@ use kledger_schemas::*;
 use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::read::{
-    ProfileParams, TimelineParams, entity_timeline, profile_answer, read_playbook,
+    ProfileParams, TimelineParams, after_wait, entity_timeline, profile_answer, read_playbook,
 };
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
 use kledger_topology::vector::VectorGen;
@@ -88,7 +88,21 @@ pub struct AccessFigures {
     pub playbook_oracle: usize,
     /// Rows the answers showed (all checked): a check over empty answers would prove nothing.
     pub shown: u64,
+    /// `min_commit_seq` probes of accounts the prober does not own (every read, through the
+    /// async layer the HTTP endpoints and MCP tools share): count, existence and position.
+    pub wait_probes: u64,
+    /// Probes whose answer differed from the one for an account that does not exist (a count
+    /// or existence oracle).
+    pub wait_oracle: usize,
+    /// The owner's own probes that did not answer `409 not_caught_up` with its positions.
+    pub owner_waits_wrong: usize,
+    /// Median time of a probe of an account with commits, and of one without, µs.
+    pub wait_probe_us: (u64, u64),
 }
+
+/// How far apart the two medians of [`AccessFigures::wait_probe_us`] may be, µs: a refusal that
+/// read the account would cost a store read more.
+pub const WAIT_PROBE_SPREAD_US_MAX: u64 = 2_000;
 
 impl AccessFigures {
     /// The summary row.
@@ -102,7 +116,7 @@ impl AccessFigures {
         SummaryRow {
             check: "access",
             figures: format!(
-                "{total} queries ({}) showing {} rows, over {} accounts / {} rows ({} restricted): leaked {}{}, restricted points in the index {}, read_playbook telling missing from foreign {}",
+                "{total} queries ({}) showing {} rows, over {} accounts / {} rows ({} restricted): leaked {}{}, restricted points in the index {}, read_playbook telling missing from foreign {}; {} min_commit_seq probes of others' accounts telling them from an unknown one {} (median {} / {} us with / without commits), owner's waits wrong {}",
                 per.join(", "),
                 self.shown,
                 self.accounts,
@@ -115,7 +129,12 @@ impl AccessFigures {
                     format!(" ({})", self.examples.join("; "))
                 },
                 self.restricted_indexed,
-                self.playbook_oracle
+                self.playbook_oracle,
+                self.wait_probes,
+                self.wait_oracle,
+                self.wait_probe_us.0,
+                self.wait_probe_us.1,
+                self.owner_waits_wrong
             ),
             ok: self.ok(),
         }
@@ -127,6 +146,10 @@ impl AccessFigures {
             && self.restricted_indexed == 0
             && self.playbook_oracle == 0
             && self.shown > 0
+            && self.wait_probes > 0
+            && self.wait_oracle == 0
+            && self.owner_waits_wrong == 0
+            && self.wait_probe_us.0.abs_diff(self.wait_probe_us.1) <= WAIT_PROBE_SPREAD_US_MAX
     }
 }
 
@@ -522,5 +545,139 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
         }
         count += 1;
     }
+    wait_probes(&api, &accounts, &mut rng, &mut f)?;
     Ok(f)
+}
+
+/// One read of every kind with `min_commit_seq`, through [`after_wait`] (the layer the HTTP
+/// endpoints and the MCP tools share): the answer's status, code, message and detail.
+fn probe_reads(
+    rt: &tokio::runtime::Runtime,
+    api: &kledger_topology::serve::api::Api,
+    p: &Principal,
+    account: &str,
+    min: i64,
+) -> Vec<String> {
+    let answer = |r: Result<String, kledger_topology::serve::api::ApiError>| match r {
+        Ok(_) => "ok".to_owned(),
+        Err(e) => format!(
+            "{} {} {} {}",
+            e.status(),
+            e.code(),
+            e.message(),
+            e.detail().map(|d| d.to_string()).unwrap_or_default()
+        ),
+    };
+    let acct = Some(account.to_owned());
+    let mut out = Vec::new();
+    for read in 0..4 {
+        let (a, p2) = (api.clone(), p.clone());
+        let q = ProfileParams {
+            account: acct.clone(),
+            min_commit_seq: Some(min),
+            wait_ms: Some(0),
+            ..ProfileParams::default()
+        };
+        let t = TimelineParams {
+            account: acct.clone(),
+            limit: None,
+            history: false,
+            audit: false,
+            as_of: None,
+            known_at: None,
+            min_commit_seq: Some(min),
+            wait_ms: Some(0),
+        };
+        let s = SearchRequest {
+            query: "tea".into(),
+            limit: None,
+            kinds: Vec::new(),
+            account: acct.clone(),
+            as_of: None,
+            known_at: None,
+            min_commit_seq: Some(min),
+            wait_ms: Some(0),
+        };
+        let vectors = read == 3;
+        let r = rt.block_on(after_wait(
+            api,
+            p,
+            acct.as_deref(),
+            Some(min),
+            Some(0),
+            vectors,
+            move || {
+                match read {
+                    0 => profile_answer(&a, &p2, &q).map(|_| ()),
+                    1 => read_playbook(&a, &p2, "mem_01KE0000000000000000000000", &q).map(|_| ()),
+                    2 => entity_timeline(&a, &p2, "user", &t).map(|_| ()),
+                    _ => search_knowledge(&a, &p2, s).map(|_| ()),
+                }
+                .map(|()| String::new())
+            },
+        ));
+        out.push(answer(r));
+    }
+    out
+}
+
+/// Issue 44's oracle probes: `min_commit_seq` for an account the prober does not own answers
+/// as for an account that does not exist, whatever it holds (count, existence), in the same
+/// time; the owner's answers do tell its own positions.
+fn wait_probes(
+    api: &kledger_topology::serve::api::Api,
+    accounts: &[String],
+    rng: &mut ChaCha8Rng,
+    f: &mut AccessFigures,
+) -> anyhow::Result<()> {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    let mut with_commits = Vec::new();
+    let mut without = Vec::new();
+    for _ in 0..24 {
+        let p = principal(rng);
+        let own = account(&p.tenant_id, p.owner_kind, &p.owner_id);
+        let unknown = format!(
+            "{}/user/u_nobody_{}",
+            p.tenant_id,
+            rng.random_range(0..1_000u32)
+        );
+        for min in [1, 8, 1_000_000_000_000_000] {
+            let baseline = probe_reads(&rt, api, &p, &unknown, min);
+            for acct in accounts
+                .iter()
+                .filter(|a| a.starts_with(&format!("{}/", p.tenant_id)) && **a != own)
+            {
+                let started = std::time::Instant::now();
+                let got = probe_reads(&rt, api, &p, acct, min);
+                with_commits.push(started.elapsed().as_micros() as u64);
+                let started = std::time::Instant::now();
+                let again = probe_reads(&rt, api, &p, &unknown, min);
+                without.push(started.elapsed().as_micros() as u64);
+                f.wait_probes += 2 * got.len() as u64;
+                f.wait_oracle += got
+                    .iter()
+                    .zip(&baseline)
+                    .chain(again.iter().zip(&baseline))
+                    .filter(|(a, b)| a != b)
+                    .count();
+            }
+            // The owner's own account: a commit it has not reached is `409` with positions.
+            if accounts.contains(&own) && min == 1_000_000_000_000_000 {
+                for a in probe_reads(&rt, api, &p, &own, min) {
+                    if !(a.starts_with("409") && a.contains("not_caught_up") && a.contains("views"))
+                    {
+                        f.owner_waits_wrong += 1;
+                    }
+                }
+            }
+        }
+    }
+    let median = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v.get(v.len() / 2).copied().unwrap_or(0)
+    };
+    f.wait_probe_us = (median(&mut with_commits), median(&mut without));
+    Ok(())
 }

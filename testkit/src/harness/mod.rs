@@ -23,6 +23,8 @@
 //! - [`bad`]: the bad-input corpus ([`crate::badinput`]) interleaved with a valid stream: every
 //!   bad record gets its dead letter or rejected receipt with its code, nothing panics, every
 //!   valid intent is answered as an uninterrupted offline run answers it.
+//! - [`flood`]: one ordinary token floods the embedded default with held waits and unread
+//!   answers while it decides a stream for others: their rate holds, `/readyz` stays true.
 //! - [`access`]: random principals query a world of random rows through search_knowledge,
 //!   read_playbook, get_entity_timeline and profile; nothing the rules forbid is shown,
 //!   restricted rows never reach the vector index, read_playbook answers missing and foreign
@@ -32,6 +34,7 @@ pub mod access;
 pub mod bad;
 pub mod crash;
 pub mod faults;
+pub mod flood;
 pub mod limits;
 pub mod oracle;
 pub mod outage;
@@ -61,6 +64,8 @@ pub struct Profile {
     pub bad_valid_intents: usize,
     /// Read-API queries of the access check.
     pub access_queries: u64,
+    /// Intents per run of the flood check (three runs: warm-up, undisturbed, flooded).
+    pub flood_intents: usize,
     /// Intents per broker-fault run.
     pub fault_intents: usize,
     /// Seconds of the soak.
@@ -84,6 +89,7 @@ pub const SHORT: Profile = Profile {
     outage_secs: 60,
     bad_valid_intents: 2_000,
     access_queries: 100_000,
+    flood_intents: 3_000,
     fault_intents: 1_200,
     soak_seconds: 60,
     soak_rate: 200,
@@ -102,6 +108,7 @@ pub const LONG: Profile = Profile {
     outage_secs: 180,
     bad_valid_intents: 20_000,
     access_queries: 500_000,
+    flood_intents: 20_000,
     fault_intents: 4_000,
     soak_seconds: 600,
     soak_rate: 500,
@@ -159,8 +166,8 @@ impl fmt::Display for Summary {
 }
 
 /// The checks, in run order.
-pub const CHECKS: [&str; 8] = [
-    "crash", "early", "limits", "faults", "outage", "bad", "access", "soak",
+pub const CHECKS: [&str; 9] = [
+    "crash", "early", "limits", "faults", "outage", "bad", "access", "flood", "soak",
 ];
 
 /// Runs every check of `profile` with the `kledger` binary at `bin`.
@@ -223,6 +230,10 @@ pub fn run_only(
     if only.contains(&"access") {
         s.rows
             .push(access::access(profile.seed, profile.access_queries)?.row());
+    }
+    if only.contains(&"flood") {
+        s.rows
+            .push(flood::flood(bin, profile.seed, profile.flood_intents)?.row());
     }
     if only.contains(&"soak") {
         let k = soak::soak(
