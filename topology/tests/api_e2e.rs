@@ -135,6 +135,18 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     create_topics(&b, &c);
     let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let running = Guard(Some(running), &b);
+    // Reads wait for this host's replica to catch up (`503 not_ready` until then), as a load
+    // balancer's health check does.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get(port, "/readyz").map(|(s, _)| s) != Some(200) {
+        let (status, v) = json(port, "/v1/profile", ALICE);
+        assert!(
+            status == 503 && v["error"]["code"] == "not_ready" || status == 200,
+            "{status} {v}"
+        );
+        assert!(Instant::now() < deadline, "never ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
 
     // Access before anything: bad token, foreign tenant, bad input.
     assert_eq!(json(port, "/v1/profile", "wrong-token-0123456789").0, 401);
@@ -436,8 +448,63 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     let (status, doc) = json(port, "/v1/openapi.json", ALICE);
     assert_eq!((status, doc["openapi"].as_str()), (200, Some("3.1.0")));
 
+    // A second purge soon after the first (the erasure interval holds its run back), then a
+    // clean stop 3 s later: no field the vector engine keeps of the purged point (its tags are
+    // in the payload in the clear) is left in any file (issue 45).
+    const TAG: &str = "zqxmarkertag7711";
+    let mut tagged = fact("Keeps a marked fact");
+    tagged.tags = vec![TAG.to_owned()];
+    post(
+        port,
+        &intent(ACCT, "a-tagged", u, 5, vec![Op::Assert(tagged)]),
+    );
+    wait_seq(port, 6, &running);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while kledger_testkit::residue::files_containing(&dir.path().join("vectors"), TAG.as_bytes())
+        .is_empty()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the tag never reached the vector engine's files: the check could not fail"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let (_, body) = http(port, "GET", "/v1/export", ALICE, "");
+    let tagged_row: Row = body
+        .lines()
+        .map(|l| serde_json::from_str::<Row>(l).unwrap())
+        .find(|r| r.content == "Keeps a marked fact" && r.status == Status::Active)
+        .unwrap();
+    let mut i = intent(
+        ACCT,
+        "a-tagged-purge",
+        u,
+        6,
+        vec![purge(&tagged_row, "user asked")],
+    );
+    i.planned_against.targets.push(target_ref(&tagged_row));
+    post(port, &i);
+    wait_seq(port, 7, &running);
+    // The vector sink has folded the purge: a search given its token answers.
+    let (status, body) = http(
+        port,
+        "POST",
+        "/v1/search",
+        ALICE,
+        r#"{"query": "Keeps a marked fact", "min_commit_seq": 7, "wait_ms": 30000}"#,
+    );
+    assert_eq!(
+        status, 200,
+        "the vector sink did not fold the purge: {body}"
+    );
+    std::thread::sleep(Duration::from_secs(3));
     let r = running.take();
     b.rt.block_on(r.stop()).unwrap();
+    let left = kledger_testkit::residue::files_containing(dir.path(), TAG.as_bytes());
+    assert!(
+        left.is_empty(),
+        "the purged point's tag is still in {left:?}"
+    );
 }
 
 /// MemMachine interop: a fact whose evidence is an episodic message (posted as JSON), then the

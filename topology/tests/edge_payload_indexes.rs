@@ -419,3 +419,54 @@ fn erased_points_leave_no_byte_in_the_collection_files() {
     check(&open_sealing(dir.path(), false), "reopened");
     assert!(!files_containing(dir.path(), marker(1, 0).as_bytes()).is_empty());
 }
+
+/// A deleted or rewritten point's payload leaves the engine's files when the delete (or the
+/// rewrite) is flushed, before any vacuum (vendor/qdrant-edge, change 8): a purge's tags are
+/// gone when the vector sink folds it.
+#[test]
+fn deleted_payloads_leave_the_files_at_their_flush() {
+    use kledger_testkit::residue::scan;
+    let _switch = switch();
+    let dir = tempfile::tempdir().unwrap();
+    let marker = |i: usize, v: usize| format!("FLUSH-MARK-{i:04}-v{v}-zq");
+    let marked = |i: usize, v: usize| {
+        let mut p = point(i, &fields(i, 0));
+        p.payload.insert("tags".into(), json!([marker(i, v)]));
+        p
+    };
+    let index = open_sealing(dir.path(), false);
+    index
+        .write_batch((0..50).map(|i| marked(i, 0)).collect(), &[])
+        .unwrap();
+    index
+        .write_batch((0..50).step_by(5).map(|i| marked(i, 1)).collect(), &[])
+        .unwrap();
+    let ids: Vec<Uuid> = (0..50).filter(|i| i % 3 == 0).map(id).collect();
+    index.write_batch(Vec::new(), &ids).unwrap();
+    let needles: Vec<String> = (0..50)
+        .flat_map(|i| {
+            let gone = i % 3 == 0;
+            let rewritten = i % 5 == 0;
+            let mut n = Vec::new();
+            if gone || rewritten {
+                n.push(marker(i, 0));
+            }
+            if gone && rewritten {
+                n.push(marker(i, 1));
+            }
+            n
+        })
+        .collect();
+    let bytes: Vec<&[u8]> = needles.iter().map(|n| n.as_bytes()).collect();
+    let left = scan(dir.path(), &bytes);
+    let named: Vec<&String> = left.keys().map(|k| &needles[*k]).collect();
+    assert!(
+        named.is_empty(),
+        "freed payloads still in the files: {named:?}"
+    );
+    let kept = marker(1, 0);
+    assert!(
+        !scan(dir.path(), &[kept.as_bytes()]).is_empty(),
+        "a live payload is there (the scan can see)"
+    );
+}

@@ -162,6 +162,8 @@ pub struct EdgeIndex {
     threads: Vec<JoinHandle<()>>,
     /// [`EdgeOptions::build_only`].
     build_only: bool,
+    /// When the erasure of deleted points runs.
+    erasure: super::ErasureSchedule,
 }
 
 /// The engine settings that keep writes linear (module comment): segments sealed at about
@@ -559,6 +561,7 @@ impl EdgeIndex {
             writers: Vec::new(),
             threads: Vec::new(),
             build_only: options.build_only,
+            erasure: super::ErasureSchedule::default(),
         };
         // The shards load at once (each creates or checks its payload indexes and flushes).
         let dirs = shard_dirs(&root.join(name), &options)?;
@@ -778,6 +781,10 @@ impl EdgeIndex {
 impl VectorIndex for EdgeIndex {
     fn collection(&self) -> &str {
         &self.name
+    }
+
+    fn erasure(&self) -> &super::ErasureSchedule {
+        &self.erasure
     }
 
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {

@@ -123,6 +123,7 @@ pub struct ServerIndex {
     name: String,
     client: Qdrant,
     rt: tokio::runtime::Runtime,
+    erasure: super::ErasureSchedule,
 }
 
 impl std::fmt::Debug for ServerIndex {
@@ -204,6 +205,7 @@ impl ServerIndex {
             name: name.to_owned(),
             client,
             rt,
+            erasure: super::ErasureSchedule::default(),
         })
     }
 }
@@ -211,6 +213,10 @@ impl ServerIndex {
 impl VectorIndex for ServerIndex {
     fn collection(&self) -> &str {
         &self.name
+    }
+
+    fn erasure(&self) -> &super::ErasureSchedule {
+        &self.erasure
     }
 
     fn upsert(&self, points: Vec<Point>) -> Result<(), VectorError> {

@@ -5,7 +5,8 @@ pub use edge::*;
 
 /// kledger patch (`KLEDGER-PATCH.md`): runs the fork's own checks of its patched internals
 /// (the sparse walk against a from-scratch computation, the pending flag buffer against a map
-/// model, the payload JSON writer against serde_json) and of its shard-level switches (the
+/// model, the payload JSON writer against serde_json, freed payload blocks zeroed) and of its
+/// shard-level switches (the
 /// write-ahead log off, in-memory and deferred payload indexes, through `EdgeShard`),
 /// panicking on a difference. This crate's own test build does not compile as
 /// published, so kledger's tests call this instead.
@@ -17,6 +18,7 @@ pub fn kledger_patch_self_checks() {
     edge::kledger_checks::rewrites_apply_across_reopens_with_the_log_off();
     edge::kledger_checks::appendable_indexes_in_memory_and_on_disk();
     edge::kledger_checks::deferred_indexes_are_rebuilt_at_reopen();
+    gridstore::kledger_gridstore_check::freed_values_are_zeroed();
 }
 mod bm25;
 mod common;

@@ -85,6 +85,13 @@ pub trait Projection {
     fn finish(&mut self) -> anyhow::Result<()> {
         Ok(())
     }
+
+    /// Live only: runs every erasure a purge left waiting for its interval, at once. The drive
+    /// calls it whenever it ends — at a stop, on an error, when a rebuilt generation is swapped
+    /// in — so no purged byte waits for a drive that will not come back.
+    fn erase_pending(&mut self) -> anyhow::Result<()> {
+        Ok(())
+    }
 }
 
 /// How often the live drive asks whether a rebuilt generation was swapped in.
@@ -156,6 +163,9 @@ pub fn drive_live(
         }
         projection.publish(reader, true)
     })();
+    if let Err(e) = projection.erase_pending() {
+        tracing::warn!(sink = name, error = %format!("{e:#}"), "running the erasures due at the drive's end");
+    }
     reader.close();
     result
 }

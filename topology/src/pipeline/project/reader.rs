@@ -13,7 +13,6 @@ use kledger_schemas::Commit;
 use kledger_schemas::avro::decode;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::{Message, OwnedMessage};
-use rdkafka::producer::ThreadedProducer;
 use rdkafka::{Offset, TopicPartitionList};
 
 use super::{OutboxCommit, Outputs};
@@ -40,7 +39,7 @@ pub struct OutboxReader {
     pub topics: Topics,
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
-    producer: ThreadedProducer<DeliveryContext>,
+    producer: crate::kafka::clients::PolledProducer<DeliveryContext>,
     deliveries: Deliveries,
     next_id: u64,
     codec: Arc<Codec>,
@@ -64,7 +63,8 @@ impl std::fmt::Debug for OutboxReader {
 }
 
 impl OutboxReader {
-    /// Connects a consumer in group `<group_id>-<sink>` (subscribed to the outbox) and a
+    /// Connects a consumer in the sink's group ([`Config::sink_group`], subscribed to the
+    /// outbox) and a
     /// producer for the sink's outputs; records are read with `codec`.
     pub fn new(
         config: &Config,
@@ -76,7 +76,8 @@ impl OutboxReader {
         let (ev_tx, events) = channel();
         // The client id names the sink (`kledger-<sink>-…`), so broker logs tell it apart.
         let mut cc = consumer_config(config, sink);
-        let group = format!("{}-{sink}", config.kafka.group_id);
+        // Per host for a replica (views, vectors on the embedded engine), shared otherwise.
+        let group = config.sink_group(sink);
         cc.set("group.id", &group)
             // End-of-partition reports tell when the sink has caught up (readiness).
             .set("enable.partition.eof", "true");

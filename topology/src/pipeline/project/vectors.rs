@@ -137,6 +137,12 @@ impl Projection for VectorProjection {
         Ok(())
     }
 
+    fn erase_pending(&mut self) -> anyhow::Result<()> {
+        erase_vectors_due(&*self.generation.index, true)?;
+        self.generation.marks()?.erase_due(true)?;
+        Ok(())
+    }
+
     fn apply(&mut self, commits: &[OutboxCommit], read: &[(i32, i64)]) -> anyhow::Result<()> {
         project(
             &self.generation,
@@ -265,9 +271,10 @@ pub fn sync(
 ) -> anyhow::Result<()> {
     if pending.purged {
         erase_deleted(index)?;
-    } else {
-        index.sync()?;
     }
+    // Durable before the marks say so, whether or not the erasure ran (the interval may hold it
+    // back).
+    index.sync()?;
     let done = std::mem::take(pending);
     marks.write(&done.applied, &done.positions, &done.destroyed)?;
     Ok(())
@@ -331,46 +338,21 @@ pub fn apply(
 }
 
 /// [`VectorIndex::erase_deleted`], counted and timed like the stores' erasures
-/// ([`m::STORE_ERASURES_TOTAL`], store `vectors`).
+/// ([`m::STORE_ERASURES_TOTAL`], store `vectors`): due now, run at most once per interval.
 fn erase_deleted(index: &dyn VectorIndex) -> anyhow::Result<()> {
-    VECTOR_ERASURE_DUE.store(true, std::sync::atomic::Ordering::Relaxed);
+    index.erasure().mark_due();
     erase_vectors_due(index, false)
 }
 
-/// A purge deleted points whose erasure has not run yet ([`erase_vectors_due`]).
-static VECTOR_ERASURE_DUE: std::sync::atomic::AtomicBool =
-    std::sync::atomic::AtomicBool::new(false);
-
-/// Whether a purge's points wait for the vector index's vacuum.
-pub fn vector_erasure_due() -> bool {
-    VECTOR_ERASURE_DUE.load(std::sync::atomic::Ordering::Relaxed)
-}
-
-/// Runs the vector index's vacuum if a purge is waiting for it and the interval has passed
-/// since the last run (or at once with `now`): at most once per interval, as the stores'
-/// erasures (kledger_state::rocks::ERASE_INTERVAL).
-fn erase_vectors_due(index: &dyn VectorIndex, now: bool) -> anyhow::Result<()> {
-    use std::sync::atomic::Ordering::Relaxed;
-    static LAST: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
-    if !VECTOR_ERASURE_DUE.load(Relaxed) {
-        return Ok(());
-    }
-    let mut last = LAST
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    if !now && last.is_some_and(|t| t.elapsed() < kledger_state::rocks::ERASE_INTERVAL) {
-        return Ok(());
-    }
-    *last = Some(std::time::Instant::now());
-    VECTOR_ERASURE_DUE.store(false, Relaxed);
+/// Runs the vector index's erasure if a purge is waiting for it and the interval has passed
+/// since the last run (or at once with `now`), counted and timed.
+pub fn erase_vectors_due(index: &dyn VectorIndex, now: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    if let Err(e) = index.erase_deleted() {
-        VECTOR_ERASURE_DUE.store(true, Relaxed);
-        return Err(e.into());
+    if index.erasure().run(index, now)? {
+        metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
+        metrics::gauge!(m::STORE_ERASURE_SECONDS, "store" => "vectors")
+            .increment(started.elapsed().as_secs_f64());
     }
-    metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
-    metrics::gauge!(m::STORE_ERASURE_SECONDS, "store" => "vectors")
-        .increment(started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -114,6 +114,12 @@ impl Projection for ViewProjection {
         Ok(())
     }
 
+    fn erase_pending(&mut self) -> anyhow::Result<()> {
+        self.store.erase_due(true)?;
+        crate::metrics::erasures("views", self.store.erasures());
+        Ok(())
+    }
+
     fn finish(&mut self) -> anyhow::Result<()> {
         // A rebuilt generation republishes nothing: mark every View due as published.
         loop {

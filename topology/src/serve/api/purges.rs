@@ -193,7 +193,7 @@ fn vectors(api: &Api, account: &str, mark: &kledger_state::PurgeMark) -> Result<
         return Ok(copy("not_observed"));
     };
     let applied = marks.applied(account)? >= mark.commit_seq;
-    let erased = !crate::pipeline::project::vectors::vector_erasure_due()
+    let erased = !generation.index.erasure().due()
         && !marks
             .erasures()
             .is_pending(&kledger_state::keycache::entry(account, ""));

@@ -4,6 +4,8 @@ pub mod config;
 pub mod error;
 pub mod fixtures;
 mod gridstore;
+// kledger patch: its check of freed blocks, for `crate::kledger_patch_self_checks`.
+pub(crate) use self::gridstore::kledger_check as kledger_gridstore_check;
 mod pages;
 mod tracker;
 

@@ -446,6 +446,7 @@ impl<V> Gridstore<V> {
         let tracker = Arc::downgrade(&self.tracker);
         let bitmask = Arc::downgrade(&self.bitmask);
         let block_size_bytes = self.config.block_size_bytes;
+        let config = self.config.clone();
 
         let is_alive_flush_lock = self.is_alive_flush_lock.handle();
 
@@ -471,6 +472,29 @@ impl<V> Gridstore<V> {
             if old_pointers.is_empty() {
                 return Ok(());
             }
+
+            // kledger patch: a deleted or replaced value's blocks are zeroed before they are
+            // freed (upstream only marked them free: the bytes stayed in the page files until
+            // reused). The tracker on disk no longer points at them, and they stay marked used
+            // until the zeros are durable, so nothing reads or reuses them meanwhile.
+            {
+                let mut guard = pages.write();
+                for p in &old_pointers {
+                    let len =
+                        Self::blocks_for_value(p.length as usize, block_size_bytes) as usize
+                            * block_size_bytes;
+                    if len == 0 {
+                        continue;
+                    }
+                    guard.write_to_pages(
+                        ValuePointer::new(p.page_id, p.block_offset, len as u32),
+                        &vec![0u8; len],
+                        &config,
+                    )?;
+                }
+            }
+            let pages_flusher = pages.read().flusher();
+            pages_flusher()?;
 
             Self::flush_free_blocks(&bitmask, old_pointers, block_size_bytes)?;
 
@@ -542,5 +566,58 @@ impl<V> Gridstore<V> {
         pages.read().clear_cache()?;
         bitmask.read().clear_cache()?;
         Ok(())
+    }
+}
+
+/// kledger patch (`KLEDGER-PATCH.md`, change 8): the fork's own check that a deleted or
+/// replaced value leaves no byte in the page files once flushed. Not a `#[test]` (the published
+/// crate's test build does not compile); run by [`crate::kledger_patch_self_checks`].
+pub mod kledger_check {
+    use super::*;
+    use crate::gridstore::config::Compression;
+
+    /// Writes marked values, replaces one, deletes another, flushes, and finds neither old
+    /// marker in any file of the store (the live value's is there: the scan can see).
+    pub fn freed_values_are_zeroed() {
+        let dir = std::env::temp_dir().join(format!(
+            "qdrant-edge-kledger-gridstore-{}",
+            std::process::id()
+        ));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let options = StorageOptions {
+            compression: Some(Compression::None),
+            ..StorageOptions::default()
+        };
+        let mut store = Gridstore::<Vec<u8>>::new(dir.clone(), options).unwrap();
+        let value = |marker: &str| {
+            let mut v = marker.as_bytes().repeat(40);
+            v.extend_from_slice(b"tail");
+            v
+        };
+        let put = |store: &mut Gridstore<Vec<u8>>, offset: PointOffset, marker: &str| {
+            let hw = HardwareCounterCell::disposable();
+            store
+                .put_value(offset, &value(marker), hw.ref_payload_io_write_counter())
+                .unwrap();
+        };
+        put(&mut store, 0, "REPLACED-MARKER-q7");
+        put(&mut store, 1, "DELETED-MARKER-x9");
+        put(&mut store, 2, "KEPT-MARKER-k3");
+        store.flusher()().unwrap();
+        put(&mut store, 0, "NEW-VERSION-n4");
+        store.delete_value(1).unwrap();
+        store.flusher()().unwrap();
+        let mut bytes = Vec::new();
+        for entry in fs::read_dir(&dir).unwrap() {
+            bytes.extend(fs::read(entry.unwrap().path()).unwrap());
+        }
+        let holds = |m: &str| bytes.windows(m.len()).any(|w| w == m.as_bytes());
+        assert!(holds("KEPT-MARKER-k3"), "the scan sees the page files");
+        assert!(holds("NEW-VERSION-n4"));
+        assert!(!holds("REPLACED-MARKER-q7"), "a replaced value's bytes stayed");
+        assert!(!holds("DELETED-MARKER-x9"), "a deleted value's bytes stayed");
+        drop(store);
+        let _ = fs::remove_dir_all(&dir);
     }
 }
