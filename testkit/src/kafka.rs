@@ -461,7 +461,22 @@ pub fn read_all_within(
     partitions: i32,
     stall: Duration,
 ) -> Result<Vec<Rec>, std::collections::BTreeSet<i32>> {
-    let consumer: BaseConsumer = kledger_topology::kafka::clients::client_at(bootstrap, [])
+    read_all_with(
+        kledger_topology::kafka::clients::client_at(bootstrap, []),
+        topic,
+        partitions,
+        stall,
+    )
+}
+
+/// [`read_all_within`] with a client of `cluster` (its security settings).
+pub fn read_all_with(
+    mut cluster: rdkafka::ClientConfig,
+    topic: &str,
+    partitions: i32,
+    stall: Duration,
+) -> Result<Vec<Rec>, std::collections::BTreeSet<i32>> {
+    let consumer: BaseConsumer = cluster
         .set("group.id", "kledger-test-reader")
         .set("enable.partition.eof", "true")
         .set("enable.auto.commit", "false")
@@ -527,9 +542,19 @@ pub fn read_all_within(
     Ok(out)
 }
 
+/// Every record of `topic` on `bootstrap`, read by a client of `c`'s cluster (its security
+/// settings), or a panic after 60 s without a record.
+fn read_all_of(bootstrap: &str, c: &Config, topic: &str) -> Vec<Rec> {
+    let mut cluster = kledger_topology::kafka::clients::client_config(c);
+    cluster.set("bootstrap.servers", bootstrap);
+    read_all_with(cluster, topic, c.kafka.partitions, Duration::from_secs(60)).unwrap_or_else(
+        |open| panic!("reading {topic} read nothing for 60 s; open partitions {open:?}"),
+    )
+}
+
 pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
     let codec = Codec::connect(c).unwrap();
-    read_all(bootstrap, &c.topics().outbox, c.kafka.partitions)
+    read_all_of(bootstrap, c, &c.topics().outbox)
         .into_iter()
         .map(|r| (r.partition, decode::<Commit>(&r.payload, &codec).unwrap()))
         .collect()
@@ -537,7 +562,7 @@ pub fn commits(bootstrap: &str, c: &Config) -> Vec<(i32, Commit)> {
 
 pub fn receipts(bootstrap: &str, c: &Config) -> Vec<Receipt> {
     let codec = Codec::connect(c).unwrap();
-    read_all(bootstrap, &c.topics().receipts, c.kafka.partitions)
+    read_all_of(bootstrap, c, &c.topics().receipts)
         .into_iter()
         .map(|r| decode::<Receipt>(&r.payload, &codec).unwrap())
         .collect()

@@ -117,7 +117,9 @@ fn main() {
     // Work after rest: single intents, each waited for.
     let auth = format!("Bearer {TOKEN}");
     let mut receipt_ms = Vec::new();
-    for n in 0..20 {
+    // The first makes the ingress's producer and receipts reader (once per process): not
+    // counted.
+    for n in 0..21 {
         std::thread::sleep(Duration::from_millis(500));
         let it = intent(
             ACCOUNT,
@@ -135,10 +137,12 @@ fn main() {
             &serde_json::to_string(&it).expect("json"),
         );
         assert_eq!(status, 200, "{body}");
-        receipt_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        if n > 0 {
+            receipt_ms.push(t.elapsed().as_secs_f64() * 1e3);
+        }
     }
     println!(
-        "an intent after rest, publish to receipt over HTTP: p50 {:.1} ms, p99 {:.1} ms ({} intents, 0.5 s apart)",
+        "an intent after rest, publish to receipt over HTTP: p50 {:.1} ms, max {:.1} ms ({} intents, 0.5 s apart, after one that starts the ingress)",
         quantile(&mut receipt_ms.clone(), 0.5),
         quantile(&mut receipt_ms, 0.99),
         20

@@ -33,7 +33,7 @@ use kledger_topology::kafka::clients::{DeliveryContext, consumer_config, produce
 use kledger_topology::kafka::topics;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::message::Message;
-use rdkafka::producer::{BaseRecord, ThreadedProducer};
+use rdkafka::producer::BaseRecord;
 use rdkafka::{Offset, TopicPartitionList};
 
 mod common;
@@ -54,9 +54,10 @@ fn pass_through(config: &Config, out_topic: &str, want: &BTreeMap<i32, i64>) -> 
         .subscribe(&[&config.topics().intents])
         .expect("subscribe");
     let (tx, rx) = channel();
-    let producer: ThreadedProducer<DeliveryContext> = producer_config(config, None)
-        .create_with_context(DeliveryContext::new(tx))
-        .expect("producer");
+    let producer: kledger_topology::kafka::clients::PolledProducer<DeliveryContext> =
+        producer_config(config, None)
+            .create_with_context(DeliveryContext::new(tx))
+            .expect("producer");
     let (mut done, mut id) = (0i64, 0u64);
     let max = config.processor.batch.records_max;
     while done < total {

@@ -112,6 +112,31 @@ pub const MCP_SESSIONS: &str = "kledger_mcp_sessions";
 /// opened; `too_many_sessions`).
 pub const MCP_SESSIONS_REFUSED_TOTAL: &str = "kledger_mcp_sessions_refused_total";
 
+/// Every dead-letter code (docs/error-codes.md): each `kledger_deadletters_total{code}` series
+/// is exported at 0 from the start, so a dashboard's `sum by (code)` has data before the first
+/// dead letter.
+pub const DEADLETTER_CODES: &[&str] = &[
+    "truncated",
+    "bad_varint",
+    "bad_length",
+    "invalid_utf8",
+    "bad_enum",
+    "bad_union",
+    "bad_bool",
+    "duplicate_map_key",
+    "trailing_bytes",
+    "bad_magic",
+    "unknown_schema",
+    "schema_mismatch",
+    "oversize",
+    "null_value",
+    "misrouted",
+    "bad_key",
+    "key_mismatch",
+    "record_refused",
+    "sink_undecodable",
+];
+
 /// Every metric this crate defines (for docs and tests).
 pub const ALL: &[&str] = &[
     INTENTS_TOTAL,
@@ -200,6 +225,9 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
     ] {
         metrics::counter!(name).increment(0);
     }
+    for code in DEADLETTER_CODES {
+        metrics::counter!(DEADLETTERS_TOTAL, "code" => *code).increment(0);
+    }
     for outcome in kledger_schemas::Outcome::ALL {
         metrics::counter!(INTENTS_TOTAL, "outcome" => outcome.as_str()).increment(0);
     }
@@ -223,6 +251,29 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn every_dead_letter_code_is_documented_and_exported_from_the_start() {
+        let doc = include_str!("../../docs/error-codes.md");
+        let table = doc
+            .split("## Dead-letter codes")
+            .nth(1)
+            .expect("the dead-letter table");
+        let documented: std::collections::BTreeSet<&str> = table
+            .lines()
+            .filter_map(|l| l.strip_prefix("| `")?.split('`').next())
+            .collect();
+        let exported: std::collections::BTreeSet<&str> =
+            super::DEADLETTER_CODES.iter().copied().collect();
+        assert_eq!(documented, exported);
+        for e in [
+            kledger_schemas::avro::DecodeError::Truncated,
+            kledger_schemas::avro::DecodeError::BadMagic,
+            kledger_schemas::avro::DecodeError::Empty,
+        ] {
+            assert!(exported.contains(e.code()), "{}", e.code());
+        }
+    }
+
     #[test]
     fn every_metric_is_documented_and_well_named() {
         let doc = include_str!("../../docs/operations.md");

@@ -25,6 +25,9 @@ pub struct Status {
     degraded: Mutex<Option<String>>,
     /// Partitions owned by no member of the processor's group (the coverage check).
     unowned: Mutex<Vec<i32>>,
+    /// Sinks that have caught up with the outbox at least once since this process started:
+    /// their replica holds every account (stale perhaps, never partial).
+    served: Mutex<BTreeSet<&'static str>>,
 }
 
 impl Status {
@@ -96,6 +99,18 @@ impl Status {
         if let Ok(mut s) = self.sinks.lock() {
             s.insert(name, caught_up);
         }
+        if caught_up && let Ok(mut s) = self.served.lock() {
+            s.insert(name);
+        }
+    }
+
+    /// Whether this process's replica of sink `name`'s projection can answer for every
+    /// account: it has caught up with the outbox once since the process started (a replica
+    /// still filling would answer some accounts as empty). A projection this process does not
+    /// write (another process's, followed) is taken as serving.
+    pub fn replica_serving(&self, name: &'static str) -> bool {
+        let registered = self.sinks.lock().is_ok_and(|s| s.contains_key(name));
+        !registered || self.served.lock().is_ok_and(|s| s.contains(name))
     }
 
     /// Whether sink `name`'s consumer reached no broker at its last statistics report.

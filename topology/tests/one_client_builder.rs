@@ -26,7 +26,11 @@ fn every_client_configuration_comes_from_the_one_builder() {
     let builder = root.join("topology/src/kafka/clients.rs");
     let mut files = Vec::new();
     sources(&root, &mut files);
-    assert!(files.len() > 100, "the walk found the workspace: {}", files.len());
+    assert!(
+        files.len() > 100,
+        "the walk found the workspace: {}",
+        files.len()
+    );
     let needle = ["ClientConfig", "::new()"].concat();
     let offenders: Vec<String> = files
         .iter()

@@ -1,4 +1,4 @@
-//! `harness [short|long] [--kledger PATH] [--only crash,early,limits,faults,outage,bad,access,flood,soak] [--seed N]
+//! `harness [short|long] [--kledger PATH] [--only crash,early,limits,faults,outage,bad,access,flood,hosts,soak] [--seed N]
 //! [--soak-seconds N]`: runs the reliability harness and prints its summary table; exits 1 when
 //! a check fails, 2 on an argument it does not know (`--help` prints this usage). The `kledger`
 //! binary defaults to the one next to this program (`cargo build -p kledger-topology --bin
@@ -62,7 +62,7 @@ fn main() -> anyhow::Result<()> {
     Ok(())
 }
 
-const USAGE: &str = "usage: harness [short|long] [--kledger PATH] [--only crash,early,limits,faults,outage,bad,access,flood,soak] [--seed N] [--soak-seconds N]";
+const USAGE: &str = "usage: harness [short|long] [--kledger PATH] [--only crash,early,limits,faults,outage,bad,access,flood,hosts,soak] [--seed N] [--soak-seconds N]";
 
 /// The first argument that is neither a profile, a known flag nor a flag's value.
 fn unknown_argument(args: &[String]) -> Option<&str> {

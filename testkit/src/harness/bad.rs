@@ -13,7 +13,7 @@ use kledger_processors::routing::partition_for;
 use kledger_schemas::Receipt;
 use kledger_schemas::avro::encode_single_object;
 use kledger_topology::kafka::clients::{DeliveryContext, producer_config, send_waiting};
-use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, Producer};
 
 use super::Row;
 use crate::badinput::{Case, Expect, corpus};
@@ -151,9 +151,10 @@ pub fn bad_input(bin: &Path, seed: u64, valid_intents: usize) -> anyhow::Result<
     }
     // Send everything in order with delivery reports: each record's position.
     let (tx, rx) = channel();
-    let producer: ThreadedProducer<DeliveryContext> = producer_config(&c, None)
-        .set("message.max.bytes", "4000000")
-        .create_with_context(DeliveryContext::new(tx))?;
+    let producer: kledger_topology::kafka::clients::PolledProducer<DeliveryContext> =
+        producer_config(&c, None)
+            .set("message.max.bytes", "4000000")
+            .create_with_context(DeliveryContext::new(tx))?;
     let topic = c.topics().intents;
     for (id, (_, key, payload, p, ts)) in sends.iter().enumerate() {
         let mut r = BaseRecord::with_opaque_to(&topic, Box::new(id as u64))

@@ -25,6 +25,9 @@
 //!   valid intent is answered as an uninterrupted offline run answers it.
 //! - [`flood`]: one ordinary token floods the embedded default with held waits and unread
 //!   answers while it decides a stream for others: their rate holds, `/readyz` stays true.
+//! - [`hosts`]: three hosts on one broker process with a SCRAM login: every account reads the
+//!   same on every host; a host killed while idle and one killed mid-stream: every partition
+//!   owned again within the bound, nothing lost or duplicated; both rejoin.
 //! - [`access`]: random principals query a world of random rows through search_knowledge,
 //!   read_playbook, get_entity_timeline and profile; nothing the rules forbid is shown,
 //!   restricted rows never reach the vector index, read_playbook answers missing and foreign
@@ -35,6 +38,7 @@ pub mod bad;
 pub mod crash;
 pub mod faults;
 pub mod flood;
+pub mod hosts;
 pub mod limits;
 pub mod oracle;
 pub mod outage;
@@ -66,6 +70,8 @@ pub struct Profile {
     pub access_queries: u64,
     /// Intents per run of the flood check (three runs: warm-up, undisturbed, flooded).
     pub flood_intents: usize,
+    /// Intents per stream of the multi-host check (two streams).
+    pub hosts_intents: usize,
     /// Intents per broker-fault run.
     pub fault_intents: usize,
     /// Seconds of the soak.
@@ -90,6 +96,7 @@ pub const SHORT: Profile = Profile {
     bad_valid_intents: 2_000,
     access_queries: 100_000,
     flood_intents: 3_000,
+    hosts_intents: 600,
     fault_intents: 1_200,
     soak_seconds: 60,
     soak_rate: 200,
@@ -109,6 +116,7 @@ pub const LONG: Profile = Profile {
     bad_valid_intents: 20_000,
     access_queries: 500_000,
     flood_intents: 20_000,
+    hosts_intents: 5_000,
     fault_intents: 4_000,
     soak_seconds: 600,
     soak_rate: 500,
@@ -166,8 +174,8 @@ impl fmt::Display for Summary {
 }
 
 /// The checks, in run order.
-pub const CHECKS: [&str; 9] = [
-    "crash", "early", "limits", "faults", "outage", "bad", "access", "flood", "soak",
+pub const CHECKS: [&str; 10] = [
+    "crash", "early", "limits", "faults", "outage", "bad", "access", "flood", "hosts", "soak",
 ];
 
 /// Runs every check of `profile` with the `kledger` binary at `bin`.
@@ -234,6 +242,10 @@ pub fn run_only(
     if only.contains(&"flood") {
         s.rows
             .push(flood::flood(bin, profile.seed, profile.flood_intents)?.row());
+    }
+    if only.contains(&"hosts") {
+        s.rows
+            .push(hosts::hosts(bin, profile.seed, profile.hosts_intents)?.row());
     }
     if only.contains(&"soak") {
         let k = soak::soak(

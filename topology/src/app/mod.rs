@@ -141,17 +141,30 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         (vectors_owner || (roles.api && config.vectors.enabled)).then(SearchSlot::default);
     let handle = metrics::install()?;
     let http = match (&views, roles.api) {
-        (Some(v), true) => Some(crate::serve::api::Api::new(
-            config.clone(),
-            v.clone(),
-            partitions,
-            ctx.codec.clone(),
-            search.clone(),
-            store.clone(),
-        )),
+        (Some(v), true) => Some(
+            crate::serve::api::Api::new(
+                config.clone(),
+                v.clone(),
+                partitions,
+                ctx.codec.clone(),
+                search.clone(),
+                store.clone(),
+            )
+            .with_status(ctx.status.clone()),
+        ),
         _ => None,
     };
     let api = http.clone();
+    // This process's replicas are filling until their sinks report otherwise: reads wait for
+    // the view replica (`503 not_ready` meanwhile), readiness for both.
+    if views_owner && config.views.enabled {
+        ctx.status
+            .set_sink(crate::pipeline::project::views::SINK, false);
+    }
+    if vectors_owner {
+        ctx.status
+            .set_sink(crate::pipeline::project::vectors::SINK, false);
+    }
     let http = serve_http(&ctx, handle, http, roles).await?;
     let processor = match store {
         Some(s) => Some(parts::apply(&ctx, s)?),
@@ -222,6 +235,14 @@ const START_BACKOFF_MS: (u64, u64) = (500, 30_000);
 async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
     let bootstrap = config.bootstrap();
     let t = config.topics();
+    // A client that cannot log in will not by waiting: one line, and the end. An unreachable
+    // broker is waited for below.
+    let c = config.clone();
+    if let Err(login @ crate::kafka::preflight::PreflightError::Login { .. }) =
+        tokio::task::spawn_blocking(move || crate::kafka::preflight::preflight(&c)).await?
+    {
+        return Err(login.into());
+    }
     let mut pause = START_BACKOFF_MS.0;
     loop {
         let attempt = async {

@@ -148,6 +148,7 @@ impl MigrateCommand {
                 rate,
                 quiet,
             } => {
+                crate::kafka::preflight::preflight(config)?;
                 let report = report.unwrap_or_else(|| migrate::default_report(&plan));
                 let c = migrate::apply(
                     config,

@@ -141,9 +141,22 @@ fn run_cli() -> anyhow::Result<()> {
     };
     let config = config.with_embedded_login(login)?;
     crate::logs::register(Some(&config), std::env::vars());
+    // Commands that only work with the cluster check first that a client logs in: a security
+    // setting that does not match the broker's is one line now, not a hang.
+    let preflight = matches!(
+        cli.command,
+        Command::Publish(_)
+            | Command::Topics { .. }
+            | Command::Replay { .. }
+            | Command::Rebuild(_)
+            | Command::Repartition(_)
+    );
     crate::logs::init(&config, cli.text_logs);
     if let Err(e) = huge_pages {
         tracing::warn!(error = %e, "transparent huge pages could not be turned off for this process");
+    }
+    if preflight {
+        crate::kafka::preflight::preflight(&config)?;
     }
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

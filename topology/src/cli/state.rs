@@ -71,6 +71,9 @@ impl StateCommand {
                 from_outbox,
                 quiet,
             } => {
+                if from_outbox {
+                    crate::kafka::preflight::preflight(config)?;
+                }
                 let dir = state.unwrap_or_else(configured);
                 let r = crate::pipeline::stateops::restore(
                     config,

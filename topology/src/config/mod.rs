@@ -476,6 +476,31 @@ impl Config {
         }
     }
 
+    /// This instance's id: `kafka.group_instance_id` when set, else the host name and a digest
+    /// of `state.dir` (stable across restarts, different for two instances on one host).
+    pub fn instance_id(&self) -> String {
+        self.group_instance_id()
+            .unwrap_or_else(|| crate::kafka::coverage::default_instance_id(&self.state.dir))
+    }
+
+    /// The consumer group of projection sink `sink` (`views`, `vectors`). Every host keeps a
+    /// whole replica of the view store, and of the vector index on the embedded engine: its
+    /// sink reads every outbox partition in a group of its own, `<group_id>-<sink>-<instance>`.
+    /// A Qdrant server holds one index for all hosts: its sink's group is shared,
+    /// `<group_id>-vectors`.
+    pub fn sink_group(&self, sink: &str) -> String {
+        let shared = format!("{}-{sink}", self.kafka.group_id);
+        let replica = match sink {
+            "vectors" => self.vectors.backend == VectorBackend::Edge,
+            _ => true,
+        };
+        if replica {
+            format!("{shared}-{}", self.instance_id())
+        } else {
+            shared
+        }
+    }
+
     /// Whether the embedded broker is used.
     pub fn embedded(&self) -> bool {
         self.kafka.bootstrap_servers.trim().is_empty()

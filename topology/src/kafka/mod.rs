@@ -7,6 +7,7 @@
 //! - [`topics`]: topic names, creation, the co-partitioning check.
 //! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
 //! - [`codec`]: the record codec (single-object, or Confluent framing with a schema registry).
+//! - [`preflight`]: whether a client logs in to the cluster, one clear line when not.
 //!
 //! May not touch: state, decisions, projections, HTTP.
 
@@ -14,5 +15,6 @@ pub mod clients;
 pub mod codec;
 pub(crate) mod coverage;
 pub mod embedded;
+pub mod preflight;
 pub(crate) mod reader;
 pub mod topics;

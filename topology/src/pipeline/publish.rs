@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use kledger_processors::routing::partition_for;
 use kledger_schemas::IntentRecord;
-use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, Producer};
 
 use crate::config::Config;
 use crate::kafka::clients::{DeliveryContext, producer_config, send_waiting};
@@ -28,7 +28,7 @@ pub struct PublishSummary {
 /// Sends intent records to the intents topic (murmur2 partition of the account, the record's
 /// timestamp as the Kafka timestamp) and tracks their delivery. Blocking.
 pub struct Publisher {
-    producer: ThreadedProducer<DeliveryContext>,
+    producer: crate::kafka::clients::PolledProducer<DeliveryContext>,
     reports: Receiver<crate::kafka::clients::Delivery>,
     topic: String,
     partitions: i32,

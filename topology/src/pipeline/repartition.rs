@@ -38,7 +38,7 @@ use kledger_schemas::Commit;
 use kledger_schemas::avro::decode;
 use kledger_state::keys::{SECRET_RECORD_PREFIX, parse_key_record_key};
 use rdkafka::message::{Header, Headers, Message, OwnedHeaders, OwnedMessage};
-use rdkafka::producer::{BaseRecord, Producer, ThreadedProducer};
+use rdkafka::producer::{BaseRecord, Producer};
 
 use crate::config::Config;
 use crate::kafka::clients::{Delivery, DeliveryContext, producer_config, send_waiting};
@@ -102,7 +102,7 @@ impl std::fmt::Display for Report {
 
 /// The producer of the move, counting each new partition's offsets.
 struct Writer {
-    producer: ThreadedProducer<DeliveryContext>,
+    producer: crate::kafka::clients::PolledProducer<DeliveryContext>,
     reports: Receiver<Delivery>,
     /// Per (topic, partition), the offset the next record gets.
     next: BTreeMap<(String, i32), i64>,

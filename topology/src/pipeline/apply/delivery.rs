@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
-use rdkafka::producer::{BaseRecord, ThreadedProducer};
+use rdkafka::producer::BaseRecord;
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{Decided, OutKind};
@@ -100,7 +100,7 @@ pub(crate) fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
 /// the producer does not take fails its input partition; that partition's later records are
 /// not sent, the other partitions' are.
 pub(crate) fn send(
-    producer: &ThreadedProducer<DeliveryContext>,
+    producer: &crate::kafka::clients::PolledProducer<DeliveryContext>,
     topics: &Topics,
     next_id: &mut u64,
     decided: &Decided,

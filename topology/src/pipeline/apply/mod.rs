@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use anyhow::Context;
 use kledger_state::{RocksStore, StateStore, keys};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::producer::{Producer, ThreadedProducer};
+use rdkafka::producer::Producer;
 use rdkafka::{Offset, TopicPartitionList};
 
 use self::batch::Refused;
@@ -92,11 +92,11 @@ pub struct Processor {
     codec: Arc<Codec>,
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
-    producer: ThreadedProducer<DeliveryContext>,
+    producer: crate::kafka::clients::PolledProducer<DeliveryContext>,
     /// The producer of the keys topic's records in `idempotent` mode (none in `transactional`
     /// mode, where they belong to the batch's transaction): `linger.ms=0`, since a batch's
     /// commits wait for its data keys. Its reports arrive with the main producer's.
-    keys_producer: Option<ThreadedProducer<DeliveryContext>>,
+    keys_producer: Option<crate::kafka::clients::PolledProducer<DeliveryContext>>,
     deliveries: Deliveries,
     next_id: u64,
     parts: BTreeMap<i32, Part>,
@@ -700,15 +700,16 @@ fn new_producer(
     config: &Config,
     watch: delivery::Watch,
 ) -> anyhow::Result<(
-    ThreadedProducer<DeliveryContext>,
-    Option<ThreadedProducer<DeliveryContext>>,
+    crate::kafka::clients::PolledProducer<DeliveryContext>,
+    Option<crate::kafka::clients::PolledProducer<DeliveryContext>>,
     Deliveries,
 )> {
     let (dl_tx, deliveries) = channel();
     let tx_id = transactional_id(config);
-    let producer: ThreadedProducer<DeliveryContext> = producer_config(config, tx_id.as_deref())
-        .create_with_context(DeliveryContext::new(dl_tx.clone()))
-        .context("create producer")?;
+    let producer: crate::kafka::clients::PolledProducer<DeliveryContext> =
+        producer_config(config, tx_id.as_deref())
+            .create_with_context(DeliveryContext::new(dl_tx.clone()))
+            .context("create producer")?;
     if tx_id.is_some() {
         producer
             .init_transactions(Duration::from_secs(30))

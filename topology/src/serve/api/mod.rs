@@ -68,6 +68,8 @@ pub struct Api {
     pub waits: Arc<waits::Shares>,
     /// Requests in flight now (at most `api.requests_per_principal_max` each).
     pub requests: Arc<waits::Shares>,
+    /// This process's status: whether its replicas can answer yet.
+    pub status: Arc<crate::status::Status>,
     /// The receipts reader ingress waits share.
     pub receipts: Arc<receipts::Receipts>,
     /// The processor's state, when this process runs the processor (purge receipts read its
@@ -91,6 +93,7 @@ impl Api {
             exports: waits::Shares::new(a.exports_per_principal_max, a.exports_max),
             waits: waits::Shares::new(a.waits_per_principal_max, a.waits_max),
             requests: waits::Shares::new(a.requests_per_principal_max, usize::MAX),
+            status: Arc::default(),
             config,
             views,
             partitions,
@@ -100,6 +103,31 @@ impl Api {
             receipts: Arc::default(),
             state,
         }
+    }
+}
+
+impl Api {
+    /// The API reporting `status`'s readiness (a replica still filling answers `503
+    /// not_ready`).
+    pub fn with_status(mut self, status: Arc<crate::status::Status>) -> Self {
+        self.status = status;
+        self
+    }
+
+    /// `503 not_ready` while this host's view replica is still filling (it would answer some
+    /// accounts as empty): another host answers, or this one in a moment (`Retry-After`).
+    pub fn serving(&self) -> Result<(), ApiError> {
+        if self
+            .status
+            .replica_serving(crate::pipeline::project::views::SINK)
+        {
+            return Ok(());
+        }
+        Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "not_ready",
+            "this host's copy of the ledger is still catching up: ask another host, or again in a moment",
+        ))
     }
 }
 
@@ -190,7 +218,12 @@ impl IntoResponse for ApiError {
         if let Some(d) = self.detail {
             body["error"]["detail"] = d;
         }
-        (self.status, axum::Json(body)).into_response()
+        let mut resp = (self.status, axum::Json(body)).into_response();
+        if self.status == StatusCode::SERVICE_UNAVAILABLE {
+            resp.headers_mut()
+                .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+        }
+        resp
     }
 }
 

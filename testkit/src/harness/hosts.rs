@@ -1,0 +1,424 @@
+//! Many hosts (issue 45): three `kledger run` processes, each with its own working directory
+//! (its own state, view store and vector index) and HTTP port, with the default roles and
+//! timeouts, against one broker in a process of its own that admits only its SCRAM login (a real
+//! SASL handshake on every client of every host).
+//!
+//! - **Every host answers every account alike**: each account's export, profile, timeline and
+//!   search are equal on the three hosts (every host keeps a whole replica of the views and of
+//!   the vector index).
+//! - **Failover while idle**: one host is SIGKILLed with nothing to decide; every intents
+//!   partition must be owned again (the survivors' `/readyz` `assigned`) within
+//!   [`OWNED_WITHIN`], and every account's reads stay complete on the survivors.
+//! - **Failover mid-stream**: another host is SIGKILLed while a stream is decided: owned again
+//!   within the bound, every intent answered, the outbox equal to the offline decision (nothing
+//!   lost or duplicated, no gap, no fork).
+//! - **Rejoin**: both are started again; they catch up and every account reads the same on all
+//!   three again.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use kledger_schemas::IntentRecord;
+use kledger_topology::config::Config;
+
+use super::Row;
+use super::oracle::{Findings, check};
+use crate::kafka::*;
+
+/// Hosts.
+pub const HOSTS: usize = 3;
+/// Partitions of the topics.
+const PARTITIONS: i32 = 6;
+/// Accounts of the streams.
+const ACCOUNTS: usize = 10;
+/// The bound on failover: every partition owned again this soon after a host died.
+pub const OWNED_WITHIN: Duration = Duration::from_secs(30);
+
+/// What the multi-host check did and found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostsFigures {
+    /// Intents published in all.
+    pub intents: usize,
+    /// Accounts whose reads were compared across hosts, each time.
+    pub accounts: usize,
+    /// Whether every account read the same on every host, at the start and after the rejoin.
+    pub equal_at_start: bool,
+    /// After the rejoin.
+    pub equal_after_rejoin: bool,
+    /// Seconds from the idle kill until every partition was owned again.
+    pub idle_owned_s: Option<f64>,
+    /// Whether every account's export stayed complete on the survivors after the idle kill.
+    pub idle_reads_complete: bool,
+    /// Seconds from the mid-stream kill until every partition was owned again.
+    pub midstream_owned_s: Option<f64>,
+    /// Seconds from the mid-stream kill until every intent was answered.
+    pub midstream_answered_s: Option<f64>,
+    /// Local reads (profile) on a survivor: p50 and p99, ms.
+    pub read_ms: (f64, f64),
+    /// The outbox against the offline decision.
+    pub oracle: Findings,
+}
+
+impl HostsFigures {
+    /// The summary row.
+    pub fn row(&self) -> Row {
+        let s = |t: Option<f64>| t.map_or("never".to_owned(), |t| format!("{t:.1} s"));
+        Row {
+            check: "many hosts",
+            figures: format!(
+                "{HOSTS} hosts (own directories), broker in its own process with a SCRAM login; {} intents over {} accounts; every account equal on every host at start {}, after the rejoin {}; SIGKILL while idle: owned again after {} (bound {} s), reads complete {}; SIGKILL mid-stream: owned again after {}, all answered after {}; commits {} of {}, lost {}, duplicated {}, forks {}, gaps {}; a local read p50 {:.1} ms / p99 {:.1} ms (no read is forwarded: every host holds every account)",
+                self.intents,
+                self.accounts,
+                self.equal_at_start,
+                self.equal_after_rejoin,
+                s(self.idle_owned_s),
+                OWNED_WITHIN.as_secs(),
+                self.idle_reads_complete,
+                s(self.midstream_owned_s),
+                s(self.midstream_answered_s),
+                self.oracle.commits,
+                self.oracle.expected,
+                self.oracle.lost,
+                self.oracle.duplicated,
+                self.oracle.forks,
+                self.oracle.gaps,
+                self.read_ms.0,
+                self.read_ms.1,
+            ),
+            ok: self.ok(),
+        }
+    }
+
+    /// Whether every invariant held.
+    pub fn ok(&self) -> bool {
+        let within = |t: Option<f64>| t.is_some_and(|t| t <= OWNED_WITHIN.as_secs_f64());
+        self.equal_at_start
+            && self.equal_after_rejoin
+            && within(self.idle_owned_s)
+            && self.idle_reads_complete
+            && within(self.midstream_owned_s)
+            && self.midstream_answered_s.is_some()
+            && self.oracle.ok()
+    }
+}
+
+/// One host: its directory, port and process.
+struct Host {
+    dir: PathBuf,
+    port: u16,
+    child: Option<ChildGuard>,
+}
+
+/// The principal reading `account` (its owner) and its token.
+fn principal_env(i: usize, account: &str) -> Vec<(String, String)> {
+    let mut parts = account.splitn(3, '/');
+    let (tenant, kind, owner) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let p = format!("KLEDGER_API__PRINCIPALS__P{i}");
+    vec![
+        (format!("{p}__TOKEN"), token(i)),
+        (format!("{p}__TENANT_ID"), tenant.to_owned()),
+        (format!("{p}__OWNER_KIND"), kind.to_owned()),
+        (format!("{p}__OWNER_ID"), owner.to_owned()),
+    ]
+}
+
+fn token(i: usize) -> String {
+    format!("hosts-token-{i:04}-0123456789abcdef")
+}
+
+impl Host {
+    fn start(&mut self, bin: &Path, env: &[(String, String)]) -> anyhow::Result<()> {
+        std::fs::create_dir_all(&self.dir)?;
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(self.dir.join("kledger.log"))?;
+        let child = std::process::Command::new(bin)
+            .arg("run")
+            .envs(env.iter().cloned())
+            .env("KLEDGER_HTTP__LISTEN", format!("127.0.0.1:{}", self.port))
+            .current_dir(&self.dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()?;
+        let mut child = ChildGuard::new(child);
+        wait_ready(&mut child, self.port, &self.dir, "kledger");
+        self.child = Some(child);
+        Ok(())
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// The intents partitions this host's processor holds (none when it does not answer).
+    fn assigned(&self) -> BTreeSet<i32> {
+        get(self.port, "/readyz")
+            .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
+            .and_then(|v| {
+                v["assigned"].as_array().map(|a| {
+                    a.iter()
+                        .filter_map(|p| p.as_i64())
+                        .map(|p| p as i32)
+                        .collect()
+                })
+            })
+            .unwrap_or_default()
+    }
+}
+
+/// What one account reads on the host at `port`: export, profile, timeline and search, with
+/// what differs by the time of asking (as_of) left out.
+fn reads(port: u16, i: usize) -> Option<String> {
+    let auth = format!("Bearer {}", token(i));
+    let h = [("Authorization", auth.as_str())];
+    let (s1, export) = http_request(port, "GET", "/v1/export", &h, "");
+    let (s2, profile) = http_request(port, "GET", "/v1/profile", &h, "");
+    let (s3, timeline) = http_request(port, "GET", "/v1/entities/user/timeline?limit=40", &h, "");
+    let (s4, search) = http_request(
+        port,
+        "POST",
+        "/v1/search",
+        &h,
+        r#"{"query": "lives works likes", "limit": 20}"#,
+    );
+    if [s1, s2, s3, s4] != [200; 4] {
+        return None;
+    }
+    let profile: serde_json::Value = serde_json::from_str(&profile).ok()?;
+    let timeline: serde_json::Value = serde_json::from_str(&timeline).ok()?;
+    Some(format!(
+        "{export}\n{}\n{}\n{}\n{search}",
+        profile["profile"], profile["playbook_index"], timeline["items"]
+    ))
+}
+
+/// Waits (at most `within`) until every account reads the same on every host of `ports`;
+/// what they read, per account.
+fn equal_everywhere(ports: &[u16], within: Duration) -> Option<Vec<String>> {
+    let deadline = Instant::now() + within;
+    loop {
+        let per_host: Vec<Option<Vec<String>>> = ports
+            .iter()
+            .map(|&port| (0..ACCOUNTS).map(|i| reads(port, i)).collect())
+            .collect();
+        if let Some(Some(first)) = per_host.first()
+            && per_host.iter().all(|h| h.as_ref() == Some(first))
+        {
+            return Some(first.clone());
+        }
+        if Instant::now() > deadline {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Seconds until the hosts of `alive` together hold every intents partition (at most `within`).
+fn owned_again(hosts: &[Host], alive: &[usize], since: Instant, within: Duration) -> Option<f64> {
+    let all: BTreeSet<i32> = (0..PARTITIONS).collect();
+    loop {
+        let held: BTreeSet<i32> = alive.iter().flat_map(|&h| hosts[h].assigned()).collect();
+        if held == all {
+            return Some(since.elapsed().as_secs_f64());
+        }
+        if since.elapsed() > within {
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn publish(
+    bin: &Path,
+    dir: &Path,
+    env: &[(String, String)],
+    records: &[IntentRecord],
+) -> anyhow::Result<()> {
+    let file = dir.join("stream.jsonl");
+    std::fs::write(&file, jsonl(records))?;
+    let out = std::process::Command::new(bin)
+        .args(["publish", "--input"])
+        .arg(&file)
+        .envs(env.iter().cloned())
+        .env("KLEDGER_HTTP__LISTEN", "")
+        .current_dir(dir)
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "publish: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(())
+}
+
+fn quantile(v: &mut [f64], q: f64) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v.get(((v.len().max(1) - 1) as f64 * q).round() as usize)
+        .copied()
+        .unwrap_or(0.0)
+}
+
+// Long on purpose: a harness check reads top to bottom as its steps (broker, hosts, equal
+// reads, idle kill, mid-stream kill, rejoin, verdict).
+/// Runs the multi-host check with `intents` per stream (two streams).
+pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigures> {
+    let dir = tempfile::tempdir()?;
+    // The broker, with its login, in a process of its own.
+    let broker_dir = dir.path().join("broker");
+    std::fs::create_dir_all(&broker_dir)?;
+    let bootstrap = format!(
+        "127.0.0.1:{}",
+        kledger_topology::kafka::embedded::free_port()?
+    );
+    let log = std::fs::File::create(broker_dir.join("broker.log"))?;
+    let _broker = ChildGuard::new(
+        std::process::Command::new(bin)
+            .args(["broker", "--listen", &bootstrap])
+            .args([
+                "--storage",
+                "sqlite://b/tansu.db",
+                "--credentials",
+                "b/credentials",
+            ])
+            .env("KLEDGER_LOG__FILTER", "warn")
+            .current_dir(&broker_dir)
+            .stdout(std::process::Stdio::null())
+            .stderr(log)
+            .spawn()?,
+    );
+    let creds = broker_dir.join("b/credentials");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let login = loop {
+        if let Some(l) = kledger_topology::config::credentials::Credentials::load(&creds)?
+            && std::net::TcpStream::connect(&bootstrap).is_ok()
+        {
+            break l;
+        }
+        anyhow::ensure!(Instant::now() < deadline, "the broker did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    // Every host's (and every command's) configuration: the broker, its login, the defaults.
+    let mut env: Vec<(String, String)> = vec![
+        ("KLEDGER_KAFKA__BOOTSTRAP_SERVERS".into(), bootstrap.clone()),
+        ("KLEDGER_KAFKA__PARTITIONS".into(), PARTITIONS.to_string()),
+        ("KLEDGER_VECTORS__EMBEDDER__KIND".into(), "hash".into()),
+        ("KLEDGER_LOG__FILTER".into(), "info".into()),
+    ];
+    for (k, v) in login.client_properties() {
+        let name = k.to_ascii_uppercase().replace('.', "_");
+        env.push((format!("KLEDGER_KAFKA__COMMON_PROPERTIES__{name}"), v));
+    }
+    let records = stream(seed, ACCOUNTS, 2 * intents);
+    let accounts: Vec<String> = {
+        // The stream's accounts (its invalid intents name accounts that cannot exist).
+        let mut a: Vec<String> = records
+            .iter()
+            .map(|r| r.intent.account_id.clone())
+            .filter(|a| {
+                let parts: Vec<&str> = a.split('/').collect();
+                parts.len() == 3
+                    && parts[0].starts_with("t_")
+                    && ["user", "agent", "team"].contains(&parts[1])
+                    && !parts[2].is_empty()
+            })
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        a.truncate(ACCOUNTS);
+        a
+    };
+    for (i, a) in accounts.iter().enumerate() {
+        env.extend(principal_env(i, a));
+    }
+    let mut c = Config::default();
+    c.kafka.bootstrap_servers = bootstrap.clone();
+    c.kafka.partitions = PARTITIONS;
+    for (k, v) in login.client_properties() {
+        c.kafka.common_properties.insert(k.to_owned(), v);
+    }
+    let mut hosts: Vec<Host> = (0..HOSTS)
+        .map(|h| {
+            Ok(Host {
+                dir: dir.path().join(format!("h{h}")),
+                port: kledger_topology::kafka::embedded::free_port()?,
+                child: None,
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    for h in hosts.iter_mut() {
+        h.start(bin, &env)?;
+    }
+    let ports: Vec<u16> = hosts.iter().map(|h| h.port).collect();
+    let mut f = HostsFigures {
+        intents: 2 * intents,
+        accounts: ACCOUNTS,
+        ..HostsFigures::default()
+    };
+    let (first, second) = records.split_at(intents);
+    publish(bin, dir.path(), &env, first)?;
+    answered(&c, first, Duration::from_secs(180), || true).map_err(anyhow::Error::msg)?;
+    let before = equal_everywhere(&ports, Duration::from_secs(90));
+    f.equal_at_start = before.is_some();
+    // A local read's latency on one host.
+    let mut read_ms = Vec::new();
+    for n in 0..200 {
+        let auth = format!("Bearer {}", token(n % ACCOUNTS));
+        let t = Instant::now();
+        let _ = http_request(
+            ports[0],
+            "GET",
+            "/v1/profile",
+            &[("Authorization", &auth)],
+            "",
+        );
+        read_ms.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    f.read_ms = (
+        quantile(&mut read_ms.clone(), 0.5),
+        quantile(&mut read_ms, 0.99),
+    );
+    // Idle: the last host dies with nothing to decide.
+    hosts[2].kill();
+    let killed = Instant::now();
+    f.idle_owned_s = owned_again(
+        &hosts,
+        &[0, 1],
+        killed,
+        OWNED_WITHIN + Duration::from_secs(30),
+    );
+    f.idle_reads_complete = before.as_ref().is_some_and(|want| {
+        [ports[0], ports[1]]
+            .iter()
+            .all(|&port| (0..ACCOUNTS).all(|i| reads(port, i).as_ref() == want.get(i)))
+    });
+    // Mid-stream: the second host dies while the second stream is decided.
+    publish(bin, dir.path(), &env, second)?;
+    std::thread::sleep(Duration::from_millis(300));
+    hosts[1].kill();
+    let killed = Instant::now();
+    f.midstream_owned_s = owned_again(&hosts, &[0], killed, OWNED_WITHIN + Duration::from_secs(30));
+    f.midstream_answered_s = answered(&c, &records, Duration::from_secs(180), || true)
+        .ok()
+        .map(|()| killed.elapsed().as_secs_f64());
+    // Both come back, catch up, and read the same as the survivor.
+    hosts[1].start(bin, &env)?;
+    hosts[2].start(bin, &env)?;
+    f.equal_after_rejoin = equal_everywhere(&ports, Duration::from_secs(120)).is_some();
+    let (want, _) = expected(&c, &records, PARTITIONS);
+    f.oracle = check(&commits(&bootstrap, &c), &want);
+    for h in hosts.iter_mut() {
+        if let Some(child) = h.child.take() {
+            stop(child);
+        }
+    }
+    Ok(f)
+}
