@@ -152,6 +152,7 @@ case "${1:-}" in
     cargo bench --profile "$profile" -p kledger-topology --bench vectors
     cargo bench --profile "$profile" -p kledger-topology --bench rebuild
     cargo bench --profile "$profile" -p kledger-topology --bench ryw
+    cargo bench --profile "$profile" -p kledger-topology --bench idle
     cargo bench --profile "$profile" -p kledger-testkit --bench retrieval
     ;;
   harness)
