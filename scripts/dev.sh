@@ -17,8 +17,9 @@ export CARGO_TERM_COLOR="${CARGO_TERM_COLOR:-never}"
 # libclang for bindgen), tansu's sqlite (cmake for some builds), OpenSSL for librdkafka's TLS and
 # SASL/SCRAM (secured clusters, the embedded broker's login).
 PACKAGES=(build-essential g++ make cmake pkg-config zlib1g-dev libclang-dev libssl-dev)
-# The tests also scrape kledger with a real Prometheus server and check the alert rules.
-TEST_PACKAGES=(prometheus)
+# The tests also scrape kledger with a real Prometheus server and check the alert rules, and
+# cut one of several hosts off the broker in a network namespace (iproute2's `ip`).
+TEST_PACKAGES=(prometheus iproute2)
 
 setup() {
   local missing=()

@@ -23,6 +23,7 @@ use serde_json::Value;
 const ACCT: &str = "t_acme/user/u_1";
 const ALICE: &str = "alice-token-0123456789";
 const BOB: &str = "bob-token-0123456789ab";
+const INGEST: &str = "ingest-token-0123456789cd";
 
 fn principal(token: &str, owner_kind: OwnerKind, owner_id: &str) -> PrincipalConfig {
     PrincipalConfig {
@@ -132,6 +133,9 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     c.api
         .principals
         .insert("bob".into(), principal(BOB, OwnerKind::Agent, "agt_bob"));
+    let mut ingest = principal(INGEST, OwnerKind::Agent, "agt_extractor");
+    ingest.principal.roles = vec!["role_ingest".into()];
+    c.api.principals.insert("ingest".into(), ingest);
     create_topics(&b, &c);
     let running = b.rt.block_on(app::start(c.clone())).unwrap();
     let running = Guard(Some(running), &b);
@@ -146,6 +150,52 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         );
         assert!(Instant::now() < deadline, "never ready");
         std::thread::sleep(Duration::from_millis(50));
+    }
+
+    // A request without a valid token is answered before its body is read: a 1 MiB body
+    // announced and never sent is 401 at once (not 408 after the body timeout).
+    {
+        use std::io::{Read, Write};
+        let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+        let started = Instant::now();
+        s.write_all(
+            b"POST /v1/intents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer not-a-token-0123456789\r\nContent-Length: 1048576\r\n\r\n",
+        )
+        .unwrap();
+        let mut buf = [0u8; 64];
+        let n = s.read(&mut buf).unwrap();
+        let head = String::from_utf8_lossy(&buf[..n]).into_owned();
+        assert!(head.starts_with("HTTP/1.1 401"), "{head}");
+        assert!(
+            started.elapsed() < Duration::from_secs(3),
+            "{:?}",
+            started.elapsed()
+        );
+    }
+    // Purging another account takes role_privacy, role_ingest is not enough.
+    {
+        let row_less = intent(
+            ACCT,
+            "ingest-purge",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Purge(PurgeOp {
+                target: None,
+                entity_id: None,
+                whole_account: true,
+                reason: "asked".into(),
+            })],
+        );
+        let (status, body) = http(
+            port,
+            "POST",
+            "/v1/intents",
+            INGEST,
+            &serde_json::to_string(&row_less).unwrap(),
+        );
+        assert_eq!(status, 403, "{body}");
+        assert!(body.contains("purge_forbidden"), "{body}");
     }
 
     // Access before anything: bad token, foreign tenant, bad input.

@@ -56,6 +56,15 @@ pub struct HostsFigures {
     pub midstream_answered_s: Option<f64>,
     /// Local reads (profile) on a survivor: p50 and p99, ms.
     pub read_ms: (f64, f64),
+    /// How long a host was cut off the broker (in a network namespace; none where this
+    /// process may make none).
+    pub cut_secs: Option<u64>,
+    /// Seconds from the cut until the others held every partition.
+    pub cut_owned_s: Option<f64>,
+    /// Whether the stream decided during the cut was answered.
+    pub cut_answered: bool,
+    /// Whether every account read the same on every host once the cut host was back.
+    pub equal_after_cut: bool,
     /// The outbox against the offline decision.
     pub oracle: Findings,
 }
@@ -67,7 +76,7 @@ impl HostsFigures {
         Row {
             check: "many hosts",
             figures: format!(
-                "{HOSTS} hosts (own directories), broker in its own process with a SCRAM login; {} intents over {} accounts; every account equal on every host at start {}, after the rejoin {}; SIGKILL while idle: owned again after {} (bound {} s), reads complete {}; SIGKILL mid-stream: owned again after {}, all answered after {}; commits {} of {}, lost {}, duplicated {}, forks {}, gaps {}; a local read p50 {:.1} ms / p99 {:.1} ms (no read is forwarded: every host holds every account)",
+                "{HOSTS} hosts (own directories), broker in its own process with a SCRAM login; {} intents over {} accounts; every account equal on every host at start {}, after the rejoin {}; SIGKILL while idle: owned again after {} (bound {} s), reads complete {}; SIGKILL mid-stream: owned again after {}, all answered after {}; {}; commits {} of {}, lost {}, duplicated {}, forks {}, gaps {}; a local read p50 {:.1} ms / p99 {:.1} ms (no read is forwarded: every host holds every account)",
                 self.intents,
                 self.accounts,
                 self.equal_at_start,
@@ -77,6 +86,15 @@ impl HostsFigures {
                 self.idle_reads_complete,
                 s(self.midstream_owned_s),
                 s(self.midstream_answered_s),
+                match self.cut_secs {
+                    Some(secs) => format!(
+                        "a host cut off the broker {secs} s mid-stream (network namespace): the others owned its partitions after {}, the stream answered {}, every account equal again after it rejoined {}",
+                        s(self.cut_owned_s),
+                        self.cut_answered,
+                        self.equal_after_cut
+                    ),
+                    None => "no network namespace here: the cut-off step did not run".to_owned(),
+                },
                 self.oracle.commits,
                 self.oracle.expected,
                 self.oracle.lost,
@@ -100,14 +118,123 @@ impl HostsFigures {
             && within(self.midstream_owned_s)
             && self.midstream_answered_s.is_some()
             && self.oracle.ok()
+            && (self.cut_secs.is_none()
+                || (within(self.cut_owned_s) && self.cut_answered && self.equal_after_cut))
     }
 }
 
-/// One host: its directory, port and process.
+/// One host: its directory, address and process (in a network namespace of its own, maybe).
 struct Host {
     dir: PathBuf,
+    ip: String,
     port: u16,
+    netns: Option<String>,
     child: Option<ChildGuard>,
+}
+
+/// One HTTP/1.0 request to `ip:port`: (status, body); `None` when nothing answered.
+fn http_at(
+    ip: &str,
+    port: u16,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Option<(u16, String)> {
+    use std::io::{Read, Write};
+    let addr: std::net::SocketAddr = format!("{ip}:{port}").parse().ok()?;
+    let mut s = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(10))).ok()?;
+    let mut req = format!("{method} {path} HTTP/1.0\r\nHost: x\r\n");
+    for (k, v) in headers {
+        req.push_str(&format!("{k}: {v}\r\n"));
+    }
+    req.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    s.write_all(req.as_bytes()).ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.split_whitespace().nth(1)?.parse().ok()?;
+    let body = text.split("\r\n\r\n").nth(1).unwrap_or_default().to_owned();
+    Some((status, body))
+}
+
+/// A network namespace with a veth pair into it, for one host that can be cut off the broker
+/// (root only; `ip` from iproute2). Removed when dropped.
+struct Netns {
+    name: String,
+    /// The address of the root side (the broker listens there).
+    outside: String,
+    /// The address inside.
+    inside: String,
+    inside_link: String,
+}
+
+fn ip_cmd(args: &[&str]) -> bool {
+    std::process::Command::new("ip")
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}
+
+impl Netns {
+    /// A namespace with a link to the root namespace, if this process may make one.
+    fn make() -> Option<Self> {
+        let n = std::process::id() % 200 + 20;
+        let name = format!("kl-host-{n}");
+        let (out_link, in_link) = (format!("klh{n}a"), format!("klh{n}b"));
+        let (outside, inside) = (format!("10.231.{n}.1"), format!("10.231.{n}.2"));
+        let _ = ip_cmd(&["netns", "del", &name]);
+        let ns = Self {
+            name: name.clone(),
+            outside: outside.clone(),
+            inside: inside.clone(),
+            inside_link: in_link.clone(),
+        };
+        let ok = ip_cmd(&["netns", "add", &name])
+            && ip_cmd(&[
+                "link", "add", &out_link, "type", "veth", "peer", "name", &in_link,
+            ])
+            && ip_cmd(&["link", "set", &in_link, "netns", &name])
+            && ip_cmd(&["addr", "add", &format!("{outside}/30"), "dev", &out_link])
+            && ip_cmd(&["link", "set", &out_link, "up"])
+            && ip_cmd(&[
+                "netns",
+                "exec",
+                &name,
+                "ip",
+                "addr",
+                "add",
+                &format!("{inside}/30"),
+                "dev",
+                &in_link,
+            ])
+            && ip_cmd(&["netns", "exec", &name, "ip", "link", "set", &in_link, "up"])
+            && ip_cmd(&["netns", "exec", &name, "ip", "link", "set", "lo", "up"]);
+        ok.then_some(ns)
+    }
+
+    /// Cuts the namespace off (its side of the link down), or joins it again.
+    fn link(&self, up: bool) -> bool {
+        ip_cmd(&[
+            "netns",
+            "exec",
+            &self.name,
+            "ip",
+            "link",
+            "set",
+            &self.inside_link,
+            if up { "up" } else { "down" },
+        ])
+    }
+}
+
+impl Drop for Netns {
+    fn drop(&mut self) {
+        // The veth pair goes with the namespace.
+        let _ = ip_cmd(&["netns", "del", &self.name]);
+    }
 }
 
 /// The principal reading `account` (its owner) and its token.
@@ -138,18 +265,38 @@ impl Host {
             .create(true)
             .append(true)
             .open(self.dir.join("kledger.log"))?;
-        let child = std::process::Command::new(bin)
+        let mut cmd = match &self.netns {
+            Some(ns) => {
+                let mut c = std::process::Command::new("ip");
+                c.args(["netns", "exec", ns]).arg(bin);
+                c
+            }
+            None => std::process::Command::new(bin),
+        };
+        let child = cmd
             .arg("run")
             .envs(env.iter().cloned())
-            .env("KLEDGER_HTTP__LISTEN", format!("127.0.0.1:{}", self.port))
+            .env("KLEDGER_HTTP__LISTEN", format!("{}:{}", self.ip, self.port))
             .current_dir(&self.dir)
             .stdout(std::process::Stdio::null())
             .stderr(log)
             .spawn()?;
         let mut child = ChildGuard::new(child);
-        wait_ready(&mut child, self.port, &self.dir, "kledger");
+        let deadline = Instant::now() + Duration::from_secs(90);
+        while self.get("/readyz").map(|(s, _)| s) != Some(200) {
+            if let Ok(Some(status)) = child.try_wait() {
+                let log = std::fs::read_to_string(self.dir.join("kledger.log")).unwrap_or_default();
+                anyhow::bail!("a host exited with {status} before ready:\n{log}");
+            }
+            anyhow::ensure!(Instant::now() < deadline, "a host was not ready in time");
+            std::thread::sleep(Duration::from_millis(50));
+        }
         self.child = Some(child);
         Ok(())
+    }
+
+    fn get(&self, path: &str) -> Option<(u16, String)> {
+        http_at(&self.ip, self.port, "GET", path, &[], "")
     }
 
     fn kill(&mut self) {
@@ -161,7 +308,7 @@ impl Host {
 
     /// The intents partitions this host's processor holds (none when it does not answer).
     fn assigned(&self) -> BTreeSet<i32> {
-        get(self.port, "/readyz")
+        self.get("/readyz")
             .and_then(|(_, body)| serde_json::from_str::<serde_json::Value>(&body).ok())
             .and_then(|v| {
                 v["assigned"].as_array().map(|a| {
@@ -177,19 +324,18 @@ impl Host {
 
 /// What one account reads on the host at `port`: export, profile, timeline and search, with
 /// what differs by the time of asking (as_of) left out.
-fn reads(port: u16, i: usize) -> Option<String> {
+fn reads(host: &Host, i: usize) -> Option<String> {
     let auth = format!("Bearer {}", token(i));
     let h = [("Authorization", auth.as_str())];
-    let (s1, export) = http_request(port, "GET", "/v1/export", &h, "");
-    let (s2, profile) = http_request(port, "GET", "/v1/profile", &h, "");
-    let (s3, timeline) = http_request(port, "GET", "/v1/entities/user/timeline?limit=40", &h, "");
-    let (s4, search) = http_request(
-        port,
+    let ask = |method, path, body| http_at(&host.ip, host.port, method, path, &h, body);
+    let (s1, export) = ask("GET", "/v1/export", "")?;
+    let (s2, profile) = ask("GET", "/v1/profile", "")?;
+    let (s3, timeline) = ask("GET", "/v1/entities/user/timeline?limit=40", "")?;
+    let (s4, search) = ask(
         "POST",
         "/v1/search",
-        &h,
         r#"{"query": "lives works likes", "limit": 20}"#,
-    );
+    )?;
     if [s1, s2, s3, s4] != [200; 4] {
         return None;
     }
@@ -201,14 +347,14 @@ fn reads(port: u16, i: usize) -> Option<String> {
     ))
 }
 
-/// Waits (at most `within`) until every account reads the same on every host of `ports`;
+/// Waits (at most `within`) until every account reads the same on every host of `hosts`;
 /// what they read, per account.
-fn equal_everywhere(ports: &[u16], within: Duration) -> Option<Vec<String>> {
+fn equal_everywhere(hosts: &[Host], within: Duration) -> Option<Vec<String>> {
     let deadline = Instant::now() + within;
     loop {
-        let per_host: Vec<Option<Vec<String>>> = ports
+        let per_host: Vec<Option<Vec<String>>> = hosts
             .iter()
-            .map(|&port| (0..ACCOUNTS).map(|i| reads(port, i)).collect())
+            .map(|h| (0..ACCOUNTS).map(|i| reads(h, i)).collect())
             .collect();
         if let Some(Some(first)) = per_host.first()
             && per_host.iter().all(|h| h.as_ref() == Some(first))
@@ -270,13 +416,20 @@ fn quantile(v: &mut [f64], q: f64) -> f64 {
 // Long on purpose: a harness check reads top to bottom as its steps (broker, hosts, equal
 // reads, idle kill, mid-stream kill, rejoin, verdict).
 /// Runs the multi-host check with `intents` per stream (two streams).
-pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigures> {
+pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Result<HostsFigures> {
     let dir = tempfile::tempdir()?;
+    // The last host in a network namespace of its own, where this process may make one (root,
+    // iproute2): it can be cut off the broker. Every host reaches the broker at the address of
+    // the namespace's link (a local address for the others).
+    let netns = Netns::make();
+    let broker_ip = netns
+        .as_ref()
+        .map_or("127.0.0.1".to_owned(), |n| n.outside.clone());
     // The broker, with its login, in a process of its own.
     let broker_dir = dir.path().join("broker");
     std::fs::create_dir_all(&broker_dir)?;
     let bootstrap = format!(
-        "127.0.0.1:{}",
+        "{broker_ip}:{}",
         kledger_topology::kafka::embedded::free_port()?
     );
     let log = std::fs::File::create(broker_dir.join("broker.log"))?;
@@ -347,9 +500,12 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigur
     }
     let mut hosts: Vec<Host> = (0..HOSTS)
         .map(|h| {
+            let ns = netns.as_ref().filter(|_| h == HOSTS - 1);
             Ok(Host {
                 dir: dir.path().join(format!("h{h}")),
+                ip: ns.map_or("127.0.0.1".to_owned(), |n| n.inside.clone()),
                 port: kledger_topology::kafka::embedded::free_port()?,
+                netns: ns.map(|n| n.name.clone()),
                 child: None,
             })
         })
@@ -357,7 +513,6 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigur
     for h in hosts.iter_mut() {
         h.start(bin, &env)?;
     }
-    let ports: Vec<u16> = hosts.iter().map(|h| h.port).collect();
     let mut f = HostsFigures {
         intents: 2 * intents,
         accounts: ACCOUNTS,
@@ -366,15 +521,16 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigur
     let (first, second) = records.split_at(intents);
     publish(bin, dir.path(), &env, first)?;
     answered(&c, first, Duration::from_secs(180), || true).map_err(anyhow::Error::msg)?;
-    let before = equal_everywhere(&ports, Duration::from_secs(90));
+    let before = equal_everywhere(&hosts, Duration::from_secs(90));
     f.equal_at_start = before.is_some();
     // A local read's latency on one host.
     let mut read_ms = Vec::new();
     for n in 0..200 {
         let auth = format!("Bearer {}", token(n % ACCOUNTS));
         let t = Instant::now();
-        let _ = http_request(
-            ports[0],
+        let _ = http_at(
+            &hosts[0].ip,
+            hosts[0].port,
             "GET",
             "/v1/profile",
             &[("Authorization", &auth)],
@@ -396,9 +552,9 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigur
         OWNED_WITHIN + Duration::from_secs(30),
     );
     f.idle_reads_complete = before.as_ref().is_some_and(|want| {
-        [ports[0], ports[1]]
+        hosts[..2]
             .iter()
-            .all(|&port| (0..ACCOUNTS).all(|i| reads(port, i).as_ref() == want.get(i)))
+            .all(|h| (0..ACCOUNTS).all(|i| reads(h, i).as_ref() == want.get(i)))
     });
     // Mid-stream: the second host dies while the second stream is decided.
     publish(bin, dir.path(), &env, second)?;
@@ -412,8 +568,29 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize) -> anyhow::Result<HostsFigur
     // Both come back, catch up, and read the same as the survivor.
     hosts[1].start(bin, &env)?;
     hosts[2].start(bin, &env)?;
-    f.equal_after_rejoin = equal_everywhere(&ports, Duration::from_secs(120)).is_some();
-    let (want, _) = expected(&c, &records, PARTITIONS);
+    f.equal_after_rejoin = equal_everywhere(&hosts, Duration::from_secs(120)).is_some();
+    // Cut off: the host in the namespace loses the broker for `cut` while a third stream is
+    // decided; the others take its partitions over; then it is joined again and catches up.
+    let third = stream(seed ^ 0xC07, ACCOUNTS, intents / 2);
+    let mut all: Vec<IntentRecord> = records.clone();
+    if let Some(ns) = netns.as_ref().filter(|_| !cut.is_zero()) {
+        publish(bin, dir.path(), &env, &third)?;
+        all.extend(third.iter().cloned());
+        ns.link(false);
+        let cut_at = Instant::now();
+        f.cut_owned_s = owned_again(
+            &hosts,
+            &[0, 1],
+            cut_at,
+            OWNED_WITHIN + Duration::from_secs(30),
+        );
+        f.cut_answered = answered(&c, &all, Duration::from_secs(180), || true).is_ok();
+        std::thread::sleep(cut.saturating_sub(cut_at.elapsed()));
+        ns.link(true);
+        f.cut_secs = Some(cut_at.elapsed().as_secs());
+        f.equal_after_cut = equal_everywhere(&hosts, Duration::from_secs(120)).is_some();
+    }
+    let (want, _) = expected(&c, &all, PARTITIONS);
     f.oracle = check(&commits(&bootstrap, &c), &want);
     for h in hosts.iter_mut() {
         if let Some(child) = h.child.take() {

@@ -72,6 +72,9 @@ pub struct Profile {
     pub flood_intents: usize,
     /// Intents per stream of the multi-host check (two streams).
     pub hosts_intents: usize,
+    /// Seconds one host is cut off the broker in the multi-host check (where network
+    /// namespaces can be made).
+    pub hosts_cut_secs: u64,
     /// Intents per broker-fault run.
     pub fault_intents: usize,
     /// Seconds of the soak.
@@ -97,6 +100,7 @@ pub const SHORT: Profile = Profile {
     access_queries: 100_000,
     flood_intents: 3_000,
     hosts_intents: 600,
+    hosts_cut_secs: 60,
     fault_intents: 1_200,
     soak_seconds: 60,
     soak_rate: 200,
@@ -117,6 +121,7 @@ pub const LONG: Profile = Profile {
     access_queries: 500_000,
     flood_intents: 20_000,
     hosts_intents: 5_000,
+    hosts_cut_secs: 120,
     fault_intents: 4_000,
     soak_seconds: 600,
     soak_rate: 500,
@@ -244,8 +249,15 @@ pub fn run_only(
             .push(flood::flood(bin, profile.seed, profile.flood_intents)?.row());
     }
     if only.contains(&"hosts") {
-        s.rows
-            .push(hosts::hosts(bin, profile.seed, profile.hosts_intents)?.row());
+        s.rows.push(
+            hosts::hosts(
+                bin,
+                profile.seed,
+                profile.hosts_intents,
+                std::time::Duration::from_secs(profile.hosts_cut_secs),
+            )?
+            .row(),
+        );
     }
     if only.contains(&"soak") {
         let k = soak::soak(

@@ -695,6 +695,33 @@ mod tests {
     }
 
     #[test]
+    fn tokens_easy_to_guess_are_refused() {
+        let with = |token: &str| {
+            Config::load(
+                None,
+                vars(&[
+                    ("KLEDGER_API__PRINCIPALS__A__TOKEN", token),
+                    ("KLEDGER_API__PRINCIPALS__A__TENANT_ID", "t_a"),
+                    ("KLEDGER_API__PRINCIPALS__A__OWNER_KIND", "user"),
+                    ("KLEDGER_API__PRINCIPALS__A__OWNER_ID", "u_a"),
+                ]),
+            )
+        };
+        for weak in ["aaaaaaaaaaaaaaaa", "abababababababab", "abcdabcdabcdabcd"] {
+            let e = with(weak).unwrap_err().to_string();
+            assert!(e.contains("too easy to guess"), "{weak}: {e}");
+        }
+        for strong in [
+            "0123456789abcdef",
+            "7f3a9c1e5b2d8046a1c3e5f7091b2d4f",
+            "demo-token-u-alice-0001",
+        ] {
+            assert!(with(strong).is_ok(), "{strong}");
+        }
+        assert!(token_bits("aaaaaaaaaaaaaaaaaaaaaaaa") < 1.0);
+    }
+
+    #[test]
     fn two_principals_with_one_token_are_refused() {
         let p = |name: &str, token: &str| {
             vec![
