@@ -60,6 +60,9 @@ pub const PROCESSOR_DEGRADED: &str = "kledger_processor_degraded";
 /// Partitions of a consumer group's topic owned by no live member, by `consumer` (apply,
 /// views, vectors): a group the broker left half-assigned (the consumer rejoins).
 pub const GROUP_UNOWNED_PARTITIONS: &str = "kledger_group_unowned_partitions";
+/// 1 while a partition of a consumer group's topic is owned by no live member, 0 once it is
+/// again, by `consumer` and `partition` (set only for partitions that have been unowned).
+pub const GROUP_PARTITION_UNOWNED: &str = "kledger_group_partition_unowned";
 /// Rejoins of a consumer group to heal unowned partitions, by `consumer`.
 pub const GROUP_REJOINS_TOTAL: &str = "kledger_group_rejoins_total";
 /// Intents answered `rejected` because their commit would be over the record budget
@@ -164,6 +167,7 @@ pub const ALL: &[&str] = &[
     PROCESSOR_DEGRADED,
     RECORDS_REFUSED_TOTAL,
     GROUP_UNOWNED_PARTITIONS,
+    GROUP_PARTITION_UNOWNED,
     GROUP_REJOINS_TOTAL,
     INTENTS_REJECTED_FOR_SIZE_TOTAL,
     SINK_LAG_RECORDS,

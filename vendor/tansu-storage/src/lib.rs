@@ -1079,17 +1079,23 @@ impl From<&NamedGroupDetail> for describe_groups_response::DescribedGroup {
             } => {
                 let group_state = ConsumerGroupState::from(group_detail).to_string();
 
+                // kledger: each member's subscription and, once the group has formed, its
+                // assignment, so that a member can ask who owns what (upstream answered both
+                // empty).
+                let assignments = group_detail.state.assignments();
                 let members = group_detail
                     .members
-                    .keys()
-                    .map(|member_id| {
+                    .iter()
+                    .map(|(member_id, member)| {
                         describe_groups_response::DescribedGroupMember::default()
                             .member_id(member_id.into())
-                            .group_instance_id(None)
+                            .group_instance_id(member.join_response.group_instance_id.clone())
                             .client_id("".into())
                             .client_host("".into())
-                            .member_metadata(Bytes::new())
-                            .member_assignment(Bytes::new())
+                            .member_metadata(member.join_response.metadata.clone())
+                            .member_assignment(
+                                assignments.get(member_id).cloned().unwrap_or_default(),
+                            )
                     })
                     .collect::<Vec<_>>();
 

@@ -3735,14 +3735,17 @@ impl Storage for Delegate {
                     .await
                     .inspect_err(|err| error!(?err, group_id))?
                 {
-                    let value = row
+                    // kledger: the stored detail is JSON text, parsed as `update_group`
+                    // parses it (upstream wrapped the text in a JSON string, failed to read
+                    // it back as a `GroupDetail`, and the broker dropped the connection).
+                    let current = row
                         .get_str(1)
                         .map_err(Error::from)
-                        .map(serde_json::Value::from)
+                        .and_then(|value| {
+                            serde_json::from_str::<GroupDetail>(value).map_err(Into::into)
+                        })
+                        .inspect(|current| debug!(?current))
                         .inspect_err(|err| error!(?err, group_id))?;
-
-                    let current = serde_json::from_value::<GroupDetail>(value)
-                        .inspect(|current| debug!(?current))?;
 
                     results.push(NamedGroupDetail::found(group_id.into(), current));
                 } else {

@@ -171,7 +171,7 @@ impl Processor {
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
         let cc = consumer_config(&config, "apply");
-        let coverage = Coverage::new("apply", &topics.intents, partitions);
+        let coverage = Coverage::new("apply", &config.kafka.group_id, &topics.intents, partitions);
         let context = EventContext::new(ev_tx, topics.intents.clone());
         let reach = context.reach();
         let consumer: BaseConsumer<EventContext> =

@@ -81,7 +81,7 @@ impl OutboxReader {
         cc.set("group.id", &group)
             // End-of-partition reports tell when the sink has caught up (readiness).
             .set("enable.partition.eof", "true");
-        let coverage = Coverage::new(sink, &topics.outbox, config.kafka.partitions);
+        let coverage = Coverage::new(sink, &group, &topics.outbox, config.kafka.partitions);
         let context = EventContext::for_sink(ev_tx, topics.outbox.clone(), sink);
         let reach = context.reach();
         let consumer: BaseConsumer<EventContext> = cc
