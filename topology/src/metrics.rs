@@ -65,6 +65,9 @@ pub const GROUP_UNOWNED_PARTITIONS: &str = "kledger_group_unowned_partitions";
 pub const GROUP_PARTITION_UNOWNED: &str = "kledger_group_partition_unowned";
 /// Rejoins of a consumer group to heal unowned partitions, by `consumer`.
 pub const GROUP_REJOINS_TOTAL: &str = "kledger_group_rejoins_total";
+/// 1 once sink `sink`'s replica on this process has caught up with the outbox (it answers for
+/// every account), 0 before: the read API answers `503 not_ready` meanwhile.
+pub const SINK_SERVING: &str = "kledger_sink_serving";
 /// Intents answered `rejected` because their commit would be over the record budget
 /// (`commit_too_large`).
 pub const INTENTS_REJECTED_FOR_SIZE_TOTAL: &str = "kledger_intents_rejected_for_size_total";
@@ -86,6 +89,9 @@ pub const SINK_WRITE_SECONDS: &str = "kledger_sink_write_seconds";
 pub const SINK_RESTARTS_TOTAL: &str = "kledger_sink_restarts_total";
 /// Views published to the views topic.
 pub const VIEWS_PUBLISHED_TOTAL: &str = "kledger_views_published_total";
+/// Rounds of Views whose delivery to the views topic failed (they stay due and are published
+/// again at the next turn).
+pub const VIEWS_PUBLISH_FAILURES_TOTAL: &str = "kledger_views_publish_failures_total";
 /// Points the vector sink wrote, by `op` (upsert, delete).
 pub const VECTOR_POINTS_TOTAL: &str = "kledger_vector_points_total";
 /// Texts embedded, by `use` (`rows`: the vector sink and rebuilds; `queries`: search).
@@ -169,12 +175,14 @@ pub const ALL: &[&str] = &[
     GROUP_UNOWNED_PARTITIONS,
     GROUP_PARTITION_UNOWNED,
     GROUP_REJOINS_TOTAL,
+    SINK_SERVING,
     INTENTS_REJECTED_FOR_SIZE_TOTAL,
     SINK_LAG_RECORDS,
     SINK_BROKER_UNREACHABLE,
     SINK_RECORDS_TOTAL,
     SINK_WRITE_SECONDS,
     VIEWS_PUBLISHED_TOTAL,
+    VIEWS_PUBLISH_FAILURES_TOTAL,
     SINK_RESTARTS_TOTAL,
     VECTOR_POINTS_TOTAL,
     EMBEDDED_TEXTS_TOTAL,
@@ -193,8 +201,6 @@ pub const ALL: &[&str] = &[
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
 
-/// Installs the Prometheus recorder once per process and returns its handle (threads that
-/// call it at once all get the one handle).
 /// Publishes a store's erasure totals ([`STORE_ERASURES_TOTAL`]) under `store`.
 pub fn erasures(store: &'static str, e: &kledger_state::Erasures) {
     let (runs, secs) = e.totals();
@@ -202,6 +208,8 @@ pub fn erasures(store: &'static str, e: &kledger_state::Erasures) {
     metrics::gauge!(STORE_ERASURE_SECONDS, "store" => store).set(secs);
 }
 
+/// Installs the Prometheus recorder once per process and returns its handle (threads that
+/// call it at once all get the one handle).
 pub fn install() -> anyhow::Result<PrometheusHandle> {
     static INSTALLING: std::sync::Mutex<()> = std::sync::Mutex::new(());
     let _guard = INSTALLING.lock().unwrap_or_else(|e| e.into_inner());
@@ -226,6 +234,7 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         INTENTS_REJECTED_FOR_SIZE_TOTAL,
         BATCH_RETRIES_TOTAL,
         VIEWS_PUBLISHED_TOTAL,
+        VIEWS_PUBLISH_FAILURES_TOTAL,
     ] {
         metrics::counter!(name).increment(0);
     }

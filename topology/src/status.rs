@@ -99,8 +99,12 @@ impl Status {
         if let Ok(mut s) = self.sinks.lock() {
             s.insert(name, caught_up);
         }
-        if caught_up && let Ok(mut s) = self.served.lock() {
-            s.insert(name);
+        if let Ok(mut s) = self.served.lock() {
+            if caught_up {
+                s.insert(name);
+            }
+            metrics::gauge!(crate::metrics::SINK_SERVING, "sink" => name)
+                .set(if s.contains(name) { 1.0 } else { 0.0 });
         }
     }
 

@@ -3,7 +3,7 @@
 //! owns, and the HTTP listener (`api`); and what they share: threads, supervision, stores.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_state::{RocksStore, ViewStore};
@@ -251,7 +251,14 @@ fn supervise(sink: &'static str, shutdown: &Shutdown, mut run: impl FnMut() -> a
     ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(0);
     let mut pause = RETRY_BACKOFF_MS.0;
     while !shutdown.is_triggered() {
-        match run() {
+        let started = Instant::now();
+        let result = run();
+        // A run that lasted longer than the largest pause was well: its failure starts the
+        // pauses over (a sink that failed through an outage resumes soon after the next one).
+        if started.elapsed() >= Duration::from_millis(RETRY_BACKOFF_MS.1) {
+            pause = RETRY_BACKOFF_MS.0;
+        }
+        match result {
             Ok(()) => pause = RETRY_BACKOFF_MS.0,
             Err(e) => {
                 tracing::error!(sink, error = %format!("{e:#}"), pause_ms = pause, "sink failed; starting it again");

@@ -60,21 +60,47 @@ fn partitions(tpl: &TopicPartitionList) -> Vec<i32> {
 /// processor learns that its broker went away while it is idle.
 #[derive(Debug, Default)]
 pub struct Reach {
-    /// Since the first of the reports in a row that found no connection up (`None`: the last
-    /// report found one).
-    since: std::sync::Mutex<Option<Instant>>,
+    /// What the reports said so far.
+    state: std::sync::Mutex<ReachState>,
+}
+
+/// What a client's statistics reports have said of its reach.
+#[derive(Debug, Default, Clone, Copy)]
+enum ReachState {
+    /// No report yet (a client just created).
+    #[default]
+    Unknown,
+    /// The last report found a connection up.
+    Up,
+    /// The reports in a row since this instant found no connection up.
+    DownSince(Instant),
 }
 
 impl Reach {
-    /// Whether no connection to the cluster was up at the last report.
+    /// Whether no connection to the cluster was up at the last report (`false` before the
+    /// first).
     pub fn unreachable(&self) -> bool {
         self.unreachable_for().is_some()
     }
 
-    /// How long reports have found no connection up (`None`: the last one found one). Counted
-    /// from the first such report, so up to one statistics interval short of the outage.
+    /// What the last report said: `None` before the first, else whether no connection to the
+    /// cluster was up.
+    pub fn reported_unreachable(&self) -> Option<bool> {
+        match self.state.lock().map(|s| *s).unwrap_or_default() {
+            ReachState::Unknown => None,
+            ReachState::Up => Some(false),
+            ReachState::DownSince(_) => Some(true),
+        }
+    }
+
+    /// How long reports have found no connection up (`None`: the last one found one, or there
+    /// was none yet). Counted from the first such report, so up to one statistics interval
+    /// short of the outage.
     pub fn unreachable_for(&self) -> Option<Duration> {
-        self.since.lock().ok().and_then(|s| s.map(|t| t.elapsed()))
+        match self.state.lock().map(|s| *s).unwrap_or_default() {
+            ReachState::DownSince(t) => Some(t.elapsed()),
+            ReachState::Unknown | ReachState::Up => None,
+        }
     }
 
     /// Records a report: reachable while any connection to the cluster is `UP` (a bootstrap
@@ -85,16 +111,21 @@ impl Reach {
             .brokers
             .values()
             .any(|b| b.source != "internal" && b.state == "UP");
-        let Ok(mut since) = self.since.lock() else {
+        let Ok(mut state) = self.state.lock() else {
             return;
         };
-        let was_up = since.is_none();
-        *since = if up {
-            None
-        } else {
-            Some(since.unwrap_or_else(Instant::now))
+        let was = *state;
+        *state = match (up, was) {
+            (true, _) => ReachState::Up,
+            (false, ReachState::DownSince(t)) => ReachState::DownSince(t),
+            (false, _) => ReachState::DownSince(Instant::now()),
         };
-        if was_up != up {
+        let changed = match was {
+            ReachState::Unknown => !up,
+            ReachState::Up => !up,
+            ReachState::DownSince(_) => up,
+        };
+        if changed {
             let states: Vec<String> = stats
                 .brokers
                 .values()
@@ -110,7 +141,7 @@ impl Reach {
     /// A reach whose reports have found no connection up since `since` (tests).
     pub(crate) fn down_since(since: Instant) -> Self {
         Self {
-            since: std::sync::Mutex::new(Some(since)),
+            state: std::sync::Mutex::new(ReachState::DownSince(since)),
         }
     }
 }
@@ -182,6 +213,15 @@ impl ClientContext for EventContext {
 }
 
 impl ConsumerContext for EventContext {
+    /// Offsets are committed asynchronously (a synchronous commit waits for the coordinator,
+    /// all through a broker outage): a failed commit is logged here, and the next one covers
+    /// its offsets.
+    fn commit_callback(&self, result: KafkaResult<()>, offsets: &TopicPartitionList) {
+        if let Err(e) = result {
+            tracing::warn!(error = %e, partitions = ?partitions(offsets), "committing offsets failed; the next commit covers them");
+        }
+    }
+
     fn pre_rebalance(&self, _consumer: &BaseConsumer<Self>, rebalance: &Rebalance<'_>) {
         if let Rebalance::Revoke(tpl) = rebalance {
             metrics::counter!(m::REBALANCES_TOTAL, "kind" => "revoke").increment(1);

@@ -322,9 +322,11 @@ impl Processor {
         let next = next_offsets(&writing.parts);
         let ps: Vec<i32> = next.keys().copied().collect();
         let tpl = self.tpl(&ps, Some(&next))?;
-        if let Err(e) = self.reader.consumer().commit(&tpl, CommitMode::Sync) {
-            // State and outbox are durable; the next commit covers these offsets, and a
-            // re-read after a crash answers `duplicate`.
+        // Asynchronous: a synchronous commit waits for the group coordinator, and with the
+        // broker gone it held the loop (and its degraded report) for the whole outage. State
+        // and outbox are durable; a commit that fails (reported by the consumer's context) is
+        // covered by the next one, and a re-read after a crash answers `duplicate`.
+        if let Err(e) = self.reader.consumer().commit(&tpl, CommitMode::Async) {
             tracing::warn!(error = %e, "committing input offsets failed");
         }
         phase("offsets", t);

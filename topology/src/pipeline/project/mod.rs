@@ -56,6 +56,10 @@ pub trait Outputs {
     fn deliver(&mut self, d: &Decided) -> anyhow::Result<()>;
     /// The codec outputs are written with.
     fn codec(&self) -> &Codec;
+    /// Whether a broker was in reach at the last report (outputs wait while none is).
+    fn in_reach(&self) -> bool {
+        true
+    }
 }
 
 /// A projection of the outbox.
@@ -110,8 +114,9 @@ pub fn drive_live(
 ) -> anyhow::Result<()> {
     let name = projection.name();
     status.set_sink(name, false);
-    status.set_sink_unreachable(name, false);
-    let mut unreachable = false;
+    // A drive started again after a failure keeps the last reach reported until its new
+    // consumer's first report (a restart during an outage does not claim the broker back).
+    let mut unreachable = status.unreachable_sinks().contains(&name);
     let result = (|| {
         // The key feed starts with the drive (its consumer is part of the sink from the start).
         let feed = KeyFeed::new(config, projection.key_cache()?, config.kafka.partitions)?;
@@ -132,8 +137,10 @@ pub fn drive_live(
             reader.handle_events(&|p| projection.position(p))?;
             let batch = reader.next_batch()?;
             status.set_sink(name, reader.caught_up());
-            if reader.broker_unreachable() != unreachable {
-                unreachable = !unreachable;
+            if let Some(now) = reader.broker_unreachable()
+                && now != unreachable
+            {
+                unreachable = now;
                 if unreachable {
                     tracing::warn!(
                         sink = name,

@@ -109,9 +109,10 @@ impl OutboxReader {
         })
     }
 
-    /// Whether the consumer reached no broker at its last statistics report (every 5 s).
-    pub fn broker_unreachable(&self) -> bool {
-        self.reach.unreachable()
+    /// Whether the consumer reached no broker at its last statistics report (every 5 s);
+    /// `None` before the first report.
+    pub fn broker_unreachable(&self) -> Option<bool> {
+        self.reach.reported_unreachable()
     }
 
     /// Applies rebalance events; an assigned partition starts at `position_of(p)`.
@@ -252,5 +253,9 @@ impl Outputs for OutboxReader {
 
     fn codec(&self) -> &Codec {
         &self.codec
+    }
+
+    fn in_reach(&self) -> bool {
+        !self.reach.unreachable()
     }
 }

@@ -75,7 +75,13 @@ impl ViewProjection {
                     source: None,
                 });
             }
-            out.deliver(&d)?;
+            if let Err(e) = out.deliver(&d) {
+                // They stay due: the next turn publishes them again (the views topic is
+                // compacted by account, so a View delivered twice is one).
+                tracing::warn!(error = %format!("{e:#}"), accounts = accounts.len(), "publishing Views failed; they stay due");
+                metrics::counter!(m::VIEWS_PUBLISH_FAILURES_TOTAL).increment(1);
+                return Ok(());
+            }
             self.store.published(&accounts)?;
             metrics::counter!(m::VIEWS_PUBLISHED_TOTAL).increment(accounts.len() as u64);
             if accounts.len() < PENDING_ROUND_MAX {
@@ -103,7 +109,9 @@ impl Projection for ViewProjection {
     }
 
     fn publish(&mut self, out: &mut dyn Outputs, all: bool) -> anyhow::Result<()> {
-        if all || self.published.elapsed() >= self.interval {
+        // With no broker in reach the Views due wait (they stay due) instead of holding the
+        // drive for a delivery timeout: the sink keeps folding, serving and reporting.
+        if (all || self.published.elapsed() >= self.interval) && out.in_reach() {
             self.publish_pending(out)?;
             self.published = Instant::now();
         }

@@ -381,23 +381,39 @@ mod tests {
         let ask = || rank(&index, &embedder, &Fusion::default(), &filter, "cello", 4).unwrap();
         let free = ask();
         assert_eq!(free[0].0, Uuid::from_u128(1), "{free:?}");
-        // Every keyword thread busy and the queue full: jobs that wait on a gate.
+        // Every keyword thread busy and the queue full: jobs that wait on a gate. The queue
+        // counts as full only once every thread holds one of them (a thread that takes its job
+        // after the queue filled would leave a place for the search's own).
         let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let queue = keyword_threads().expect("keyword threads");
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8);
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
         let mut held = 0;
         loop {
-            let gate = gate.clone();
+            let (gate, started) = (gate.clone(), running.clone());
             let job: Job = Box::new(move || {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 let (open, opened) = &*gate;
                 let mut open = open.lock().unwrap();
                 while !*open {
                     open = opened.wait(open).unwrap();
                 }
             });
-            if queue.try_send(job).is_err() {
+            if queue.try_send(job).is_ok() {
+                held += 1;
+                continue;
+            }
+            if running.load(std::sync::atomic::Ordering::SeqCst) >= threads {
                 break;
             }
-            held += 1;
+            assert!(
+                Instant::now() < deadline,
+                "keyword threads never took their jobs"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
         }
         assert!(held >= KEYWORD_QUEUE, "{held}");
         let full = ask();
