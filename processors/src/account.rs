@@ -19,7 +19,7 @@ pub struct Head {
     pub generation: i64,
     /// The intent offset of the last commit (-1: no commit yet, or a head stored before
     /// kledger kept it). Intents of an account are decided in offset order, so an intent below
-    /// it is being read again after a restart (see [`crate::decide`], rule 2).
+    /// it is being read again after a restart (see [`crate::decide`](mod@crate::decide), rule 2).
     pub intent_offset: i64,
 }
 

@@ -3,7 +3,7 @@
 //! all run the same code.
 //!
 //! Layout:
-//! - [`decide`]: the apply decision (rules 1–6) → [`Decision`].
+//! - [`decide`](mod@decide): the apply decision (rules 1–6) → [`Decision`].
 //! - [`account`]: the account state `decide` reads and the keys a runner loads for it.
 //! - [`validate`]: rule 1, shape and limits.
 //! - [`authority`]: the authority table (rule 5), in one place.

@@ -4,7 +4,7 @@
 //! - [`keys`]: column families, key layout (partition, then account) and value encodings.
 //! - [`store`]: the [`StateStore`] trait, [`WriteSet`], the batch [`Overlay`], the digest.
 //! - [`memory`] / [`rocks`]: the two stores; `tests/conformance.rs` runs both through one suite.
-//! - [`fold`]: how a commit changes state (no-op on replays, error on forks and gaps), and
+//! - [`fold`](mod@fold): how a commit changes state (no-op on replays, error on forks and gaps), and
 //!   restore of one outbox record.
 //! - [`apply`]: loading what `decide` needs and the batch [`Applier`].
 //! - [`marks`]: progress of a sink whose target is outside RocksDB ([`MarkStore`]).

@@ -354,7 +354,7 @@ fn encode_prefixes<'a>(pending: impl IntoIterator<Item = &'a Vec<u8>>) -> Vec<u8
     v
 }
 
-/// Range compactions one erasure run makes per column family at most ([`erase`]).
+/// Range compactions one erasure run makes per column family at most (`erase`).
 pub const ERASE_RANGES_MAX: usize = 8;
 
 /// At most one erasure per store per this interval: a purge-heavy stream would otherwise
@@ -492,7 +492,7 @@ impl RocksStore {
         &self.path
     }
 
-    /// The purges' erasures of overwritten values this store ran ([`ErasingDb::erase`]).
+    /// The purges' erasures of overwritten values this store ran (`ErasingDb::erase`).
     pub fn erasures(&self) -> &Erasures {
         self.db.erasures()
     }

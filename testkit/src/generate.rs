@@ -4,7 +4,7 @@
 //! [`Model`] and plans each intent against either the current state or an older snapshot (a
 //! concurrent extractor that has not seen the latest commits), so streams contain rebases,
 //! stale targets, slot conflicts, retries of the same action (duplicates and reused ids),
-//! purges, and invalid intents from the [`invalid`](crate::invalid) catalogue. The same seed
+//! purges, and invalid intents from the [`invalid`] catalogue. The same seed
 //! and config always give the same stream.
 
 use std::collections::{BTreeMap, VecDeque};

@@ -11,11 +11,11 @@
 //! 4. [`app`]: the composition root: which parts a process runs, and how they are wired.
 //! 5. [`cli`]: one file per command; the binary's `main` only calls it.
 //!
-//! Shared by every layer: [`config`] (TOML with `KLEDGER_*` overrides), [`context`] (what
+//! Shared by every layer: [`config`] (TOML with `KLEDGER_*` overrides), `context` (what
 //! every part of a process shares), [`shutdown`], [`status`] (what `/readyz` reports),
-//! [`generations`] (projection generations swapped in atomically), [`metrics`], [`logs`]
-//! (the log subscriber and the scrubbing of secrets), [`lines`] (bounded JSON-lines input),
-//! [`progress`] (progress bars), [`memory`] (transparent huge pages off).
+//! [`generations`] (projection generations swapped in atomically), [`metrics`], `logs`
+//! (the log subscriber and the scrubbing of secrets), `lines` (bounded JSON-lines input),
+//! `progress` (progress bars), [`memory`] (transparent huge pages off).
 
 pub mod app;
 pub mod cli;

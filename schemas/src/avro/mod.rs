@@ -1,6 +1,6 @@
 //! Avro codecs: the binary form of every record, its wire framing and schema resolution.
 //!
-//! - [`binary`]: zig-zag varints, strings, arrays, maps, unions; the [`AvroCodec`] trait.
+//! - `binary`: zig-zag varints, strings, arrays, maps, unions; the [`AvroCodec`] trait.
 //! - [`wire`]: single-object encoding (written) and Confluent wire format (read; written when a
 //!   registry id is known), with writer schemas resolved through [`SchemaLookup`].
 //! - [`json`]: converts an apache-avro `Value` into the records' JSON form (used to read data

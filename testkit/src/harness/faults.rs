@@ -7,7 +7,7 @@
 //! producers, so "no partial batch is ever exposed" is checked here only as the oracle's
 //! outcome (every commit once, gapless, chained); Kafka's atomicity is not exercised. Nor does
 //! it check the sequences of idempotent, non-transactional producers, so producers here keep
-//! one request in flight ([`mock_config`]).
+//! one request in flight (`mock_config`).
 //!
 //! A run that stalls prints where each intents partition stands (its end, the group's offset,
 //! intents without a receipt, published intents missing from the topic); with `RUST_LOG` set,

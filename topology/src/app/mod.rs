@@ -1,13 +1,13 @@
 //! The composition root: what one `kledger run` process starts, and in what order.
 //!
 //! [`start_roles`] starts the embedded broker (when configured), prepares the topics, builds
-//! the one [`AppContext`] every part shares, opens the stores its roles need, and starts one
-//! part per role ([`parts`]): the processor, the view sink, the vector sink (or the search
+//! the one `AppContext` every part shares, opens the stores its roles need, and starts one
+//! part per role (`parts`): the processor, the view sink, the vector sink (or the search
 //! reader of another process's vector projection), a follower of projections another process
 //! owns, and the HTTP listener. [`Running::stop`] triggers the shutdown and waits for each part.
 //!
 //! - [`roles`]: `--role` and what it names.
-//! - [`parts`]: one function per part.
+//! - `parts`: one function per part.
 //!
 //! May not touch: what the parts do (only how they are wired).
 

@@ -106,7 +106,7 @@ pub(crate) struct VectorsArgs {
     /// Embedding model id of points whose payload names none.
     #[arg(long, default_value = "legacy")]
     model: String,
-    /// Embedding space type in the collection name (cm_<type>_<dim>_v1).
+    /// Embedding space type in the collection name (`cm_<type>_<dim>_v1`).
     #[arg(long, default_value = "text")]
     space: String,
     /// Which named vector to copy when points have several.

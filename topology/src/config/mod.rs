@@ -278,7 +278,7 @@ impl Config {
     }
 
     /// Every secret value this configuration holds or names, for scrubbing output
-    /// ([`crate::logs`]): principals' tokens, secret librdkafka properties, the credentials of
+    /// (`crate::logs`): principals' tokens, secret librdkafka properties, the credentials of
     /// every URL (as written, and decoded), and the API keys read from the variables
     /// `*.api_key_env` name.
     pub fn secret_values(&self) -> Vec<String> {

@@ -65,7 +65,7 @@ impl LimitsConfig {
     }
 
     /// The decision's bounds, with the ledger's `secret` (rules v4 key ids and hashes with
-    /// it; [`crate::kafka::secret`]).
+    /// it; [`crate::pipeline::keys`]).
     pub fn decide(
         &self,
         secret: kledger_processors::ids::LedgerSecret,

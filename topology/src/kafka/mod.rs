@@ -1,9 +1,9 @@
 //! The Kafka layer: how kledger reads and writes partitions, with nothing about ledgers in it.
 //!
-//! - [`reader`]: the one partition reader (group mode for the processor and the sinks;
+//! - `reader`: the one partition reader (group mode for the processor and the sinks;
 //!   to-the-end mode for restore, replay, rebuild and migrate), records in order per partition.
 //! - [`clients`]: librdkafka configurations and contexts (rebalance events, deliveries, lag).
-//! - [`coverage`]: whether a consumer group owns every partition; the rejoin that heals it.
+//! - `coverage`: whether a consumer group owns every partition; the rejoin that heals it.
 //! - [`topics`]: topic names, creation, the co-partitioning check.
 //! - [`embedded`]: the in-process Kafka-protocol broker (tansu), the embedded default.
 //! - [`codec`]: the record codec (single-object, or Confluent framing with a schema registry).

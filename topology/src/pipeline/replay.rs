@@ -383,7 +383,7 @@ impl<S: StateStore + ?Sized> Walk<'_, S> {
 /// `outbox` from its start, with the data keys of `keys` (read first). Long on purpose:
 /// the comparison walks two topics in step (folding what precedes the start, deciding a batch,
 /// matching each commit, skipping repeats, adopting what purges made undecidable, reporting
-/// the first difference), and its state is shared by every step ([`Walk`]).
+/// the first difference), and its state is shared by every step (`Walk`).
 #[allow(clippy::too_many_arguments)]
 pub fn verify_partition<S: StateStore + ?Sized>(
     store: &S,
@@ -703,7 +703,7 @@ fn diff_values(
     }
 }
 
-/// One topic partition as a [`Source`] (a to-the-end [`PartitionReader`] over it).
+/// One topic partition as a [`Source`] (a to-the-end `PartitionReader` over it).
 #[derive(Debug)]
 pub struct TopicSource {
     reader: PartitionReader<RestoreContext>,

@@ -2,7 +2,7 @@
 //! model (default, [`super::model`]), the deterministic feature-hashing embedder (lexical; for
 //! tests and for users who want it), or an OpenAI-compatible `/v1/embeddings` endpoint
 //! (batched, with a timeout and bounded retries). Sparse term vectors never come from here:
-//! they are BM25's ([`kledger_processors::embed::Bm25`]), the keyword provider.
+//! they are BM25's ([`kledger_processors::bm25::Bm25`]), the keyword provider.
 
 use std::time::Duration;
 

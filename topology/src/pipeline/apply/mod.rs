@@ -5,7 +5,7 @@
 //! commit the Kafka transaction with the input offsets) → write one RocksDB batch (rows, heads,
 //! actions, outbox positions) → commit input offsets. In `idempotent` mode the next batch is
 //! decided while the previous one is delivered, and a batch's state write runs on its own
-//! thread while the next one is sent (see [`lifecycle`] and [`durable`]).
+//! thread while the next one is sent (see `lifecycle` and `durable`).
 //!
 //! Rebalance callbacks arrive as events. Assigned partitions stay paused until a restore
 //! thread has folded their outbox partition into state; then they are sought to their committed

@@ -4,14 +4,14 @@
 //! A [`Projection`] folds batches of outbox commits into a store that keeps its own read
 //! positions (the view store, the vector index with its marks). The driver reads the outbox
 //! and hands it batches:
-//! - [`drive_live`]: forever, in the sink's consumer group ([`reader::OutboxReader`]):
+//! - [`drive_live`]: forever, in the sink's consumer group (`reader::OutboxReader`):
 //!   records that do not decode are dead-lettered, readiness follows the group's ends, and the
 //!   drive ends when a rebuilt generation is swapped in (the caller starts it again on it);
 //! - [`drive_to_end`]: a new generation, read from its own positions to the outbox's end
-//!   ([`crate::kafka::reader`] in its to-the-end mode): records that do not decode are
+//!   (`crate::kafka::reader` in its to-the-end mode): records that do not decode are
 //!   skipped (the live sink dead-letters them), and the projection is finished.
 //!
-//! - [`reader`]: reading the outbox for a live sink (group, dead letters, readiness, lag).
+//! - `reader`: reading the outbox for a live sink (group, dead letters, readiness, lag).
 //! - [`views`]: the view materializer (view store + the views topic).
 //! - [`vectors`]: the vector projection (Qdrant, embedded engine or server).
 //!
