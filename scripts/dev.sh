@@ -3,7 +3,7 @@
 # what the build needs, then runs the demo or the tests.
 #
 #   scripts/dev.sh demo    run kledger on its embedded defaults with the bundled example stream
-#   scripts/dev.sh test    run every test (what CI runs)
+#   scripts/dev.sh test    every test, then clippy and rustdoc with warnings denied (what CI runs)
 #   scripts/dev.sh lint    cargo fmt --check and cargo clippy -D warnings
 #   scripts/dev.sh bench [production]   the benchmarks (release build, or the opt-in production profile)
 #   scripts/dev.sh harness [short|long]   the reliability harness (release build; summary table)
@@ -34,6 +34,12 @@ setup() {
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
   fi
   command -v cargo >/dev/null || { echo "cargo not found: install Rust (rustup) first" >&2; exit 1; }
+  # rustfmt and clippy come with rustup's default profile; a minimal toolchain gets them here.
+  if command -v rustup >/dev/null; then
+    for c in rustfmt clippy; do
+      cargo "${c/rustfmt/fmt}" --version >/dev/null 2>&1 || rustup component add "$c"
+    done
+  fi
   mkdir -p "$CARGO_TARGET_DIR"
 }
 
@@ -137,6 +143,10 @@ case "${1:-}" in
       echo "the demo's build recompiled crates the test build had built: their features differ between the two builds" >&2
       exit 1
     fi
+    # The lints and the API docs hold the line too. Both build in check mode, which they share
+    # (dependencies are checked once); rustdoc's warnings (a link to nothing) are errors.
+    cargo clippy --workspace --all-targets -- -D warnings
+    RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps
     ;;
   lint)
     setup

@@ -11,6 +11,7 @@
 //! No I/O happens here.
 
 pub mod avro;
+pub mod hex;
 pub mod limits;
 pub mod released;
 pub mod types;

@@ -102,9 +102,10 @@ fn byte_fixture_of_the_example_intent() {
         std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
     let path = format!("{dir}/tests/fixtures/intent.v1.hex");
     if std::env::var_os("KLEDGER_BLESS").is_some() {
-        std::fs::write(&path, hex::encode(&bytes) + "\n").unwrap();
+        std::fs::write(&path, kledger_schemas::hex::to_hex(&bytes) + "\n").unwrap();
     }
-    let fixture = hex::decode(std::fs::read_to_string(&path).unwrap().trim()).unwrap();
+    let fixture =
+        kledger_schemas::hex::from_hex(std::fs::read_to_string(&path).unwrap().trim()).unwrap();
     assert_eq!(
         bytes, fixture,
         "encoding changed; a schema change needs a new version"

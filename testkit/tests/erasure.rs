@@ -25,7 +25,7 @@ const NOW: i64 = 1_767_225_600_000;
 /// The needles of one marker: its text, its SHA-256 as bytes and as hex.
 fn needles(marker: &str) -> Vec<Vec<u8>> {
     let d = Sha256::digest(marker.as_bytes());
-    let hex: String = d.iter().map(|b| format!("{b:02x}")).collect();
+    let hex = kledger_processors::ids::to_hex(&d);
     vec![marker.as_bytes().to_vec(), d.to_vec(), hex.into_bytes()]
 }
 
@@ -35,10 +35,7 @@ fn needles(marker: &str) -> Vec<Vec<u8>> {
 fn marked_fact(m: &str) -> AssertOp {
     let mut e = evidence("msg_1", Some(&format!("quoted {m}-quote")));
     e.locator.heading = Some(format!("{m}-heading"));
-    let hex: String = Sha256::digest(m.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let hex = kledger_processors::ids::to_hex(&Sha256::digest(m.as_bytes()));
     e.checksum = Some(format!("sha256:{hex}"));
     let mut op = AssertOp {
         tags: vec![format!("{m}-tag")],

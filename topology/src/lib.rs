@@ -18,6 +18,7 @@
 //! `progress` (progress bars), [`memory`] (transparent huge pages off).
 
 pub mod app;
+pub mod backoff;
 pub mod cli;
 pub mod config;
 pub(crate) mod context;

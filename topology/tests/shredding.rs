@@ -54,7 +54,7 @@ fn now_ms() -> i64 {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    kledger_processors::ids::to_hex(b)
 }
 
 /// The marker of one field: `M` and 24 hex digits from the tag and field, unique in the whole

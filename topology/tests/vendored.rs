@@ -31,7 +31,7 @@ fn files(root: &Path) -> BTreeMap<String, String> {
                     .to_string_lossy()
                     .into_owned();
                 let digest = Sha256::digest(std::fs::read(&path).unwrap());
-                out.insert(rel, hex::encode(digest));
+                out.insert(rel, kledger_processors::ids::to_hex(&digest));
             }
         }
     }

@@ -92,10 +92,6 @@ pub struct EpisodicEvidence {
     pub quote: Option<String>,
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 impl EpisodicEvidence {
     /// The ordinary evidence item (see the module table).
     pub fn to_evidence(&self) -> Result<Evidence, String> {
@@ -121,7 +117,7 @@ impl EpisodicEvidence {
                     h.update((part.len() as u64).to_be_bytes());
                     h.update(part);
                 }
-                format!("msg_{}", &hex(&h.finalize())[..26])
+                format!("msg_{}", &crate::hex::to_hex(&h.finalize())[..26])
             });
         let heading: String = format!("{}:{}->{}", m.role, m.producer, m.produced_for)
             .chars()
@@ -146,7 +142,7 @@ impl EpisodicEvidence {
             ),
             checksum: Some(format!(
                 "sha256:{}",
-                hex(&Sha256::digest(m.content.as_bytes()))
+                crate::hex::to_hex(&Sha256::digest(m.content.as_bytes()))
             )),
         })
     }

@@ -227,7 +227,7 @@ async fn serve_http(
 }
 
 /// First and largest pause between attempts to reach the broker at start.
-const START_BACKOFF_MS: (u64, u64) = (500, 30_000);
+const START_BACKOFF: crate::backoff::Backoff = crate::backoff::Backoff::from_millis(500, 30_000);
 
 /// Creates the topics (when configured) and checks them; returns the partition count. An
 /// unreachable broker is waited for with backoff (logged), for as long as it takes; topics
@@ -243,7 +243,7 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
     {
         return Err(login.into());
     }
-    let mut pause = START_BACKOFF_MS.0;
+    let mut backoff = START_BACKOFF;
     loop {
         let attempt = async {
             if config.kafka.create_topics {
@@ -271,9 +271,9 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
         match attempt.await {
             Ok(p) => return Ok(p),
             Err(e) if e.chain().any(|c| c.is::<rdkafka::error::KafkaError>()) => {
-                tracing::warn!(bootstrap = %bootstrap, error = %format!("{e:#}"), pause_ms = pause, "the broker cannot be reached; trying again");
-                tokio::time::sleep(std::time::Duration::from_millis(pause)).await;
-                pause = (pause * 2).min(START_BACKOFF_MS.1);
+                let pause = backoff.next_pause();
+                tracing::warn!(bootstrap = %bootstrap, error = %format!("{e:#}"), pause_ms = pause.as_millis(), "the broker cannot be reached; trying again");
+                tokio::time::sleep(pause).await;
             }
             Err(e) => return Err(e),
         }

@@ -5,6 +5,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use crate::backoff::Backoff;
+
 use anyhow::Context;
 use kledger_state::{RocksStore, ViewStore};
 
@@ -114,16 +116,16 @@ fn drive_sink<T: Send + Sync + 'static, P: Projection>(
 /// Opens the vector projection as its owner, retried with backoff until it opens (none at
 /// shutdown).
 fn open_vectors_until_open(ctx: &AppContext) -> Option<SearchIndex> {
-    let mut pause = RETRY_BACKOFF_MS.0;
+    let mut backoff = RETRY_BACKOFF;
     loop {
         match open_vectors(&ctx.config, true) {
             Ok(v) => return Some(v),
             Err(e) => {
-                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause, "the vector index does not open; trying again");
-                if ctx.shutdown.sleep(Duration::from_millis(pause)) {
+                let pause = backoff.next_pause();
+                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause.as_millis(), "the vector index does not open; trying again");
+                if ctx.shutdown.sleep(pause) {
                     return None;
                 }
-                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
             }
         }
     }
@@ -201,7 +203,7 @@ pub(crate) fn follow(
 ) -> anyhow::Result<Part> {
     let ctx = ctx.clone();
     spawn_thread("kledger-follow", move || {
-        let mut pause = RETRY_BACKOFF_MS.0;
+        let mut backoff = RETRY_BACKOFF;
         let mut next_open = std::time::Instant::now();
         loop {
             if let Some(v) = &views
@@ -222,10 +224,9 @@ pub(crate) fn follow(
                                 let _ = slot.set(v);
                             }
                             Err(e) => {
-                                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause, "the vector index does not open; trying again");
-                                next_open =
-                                    std::time::Instant::now() + Duration::from_millis(pause);
-                                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
+                                let pause = backoff.next_pause();
+                                tracing::warn!(error = %format!("{e:#}"), pause_ms = pause.as_millis(), "the vector index does not open; trying again");
+                                next_open = std::time::Instant::now() + pause;
                             }
                         }
                     }
@@ -241,7 +242,7 @@ pub(crate) fn follow(
 
 /// First and largest pause before a failed part starts again (a sink, or opening the vector
 /// index).
-const RETRY_BACKOFF_MS: (u64, u64) = (500, 60_000);
+const RETRY_BACKOFF: Backoff = Backoff::from_millis(500, 60_000);
 
 /// Runs a sink until shutdown, starting it again after a failure (with a growing pause): a
 /// sink's failure (a broker outage, a full disk, a gap it refuses to fold over) stops its
@@ -249,22 +250,22 @@ const RETRY_BACKOFF_MS: (u64, u64) = (500, 60_000);
 fn supervise(sink: &'static str, shutdown: &Shutdown, mut run: impl FnMut() -> anyhow::Result<()>) {
     // The restarts counter exists (at 0) before the first failure: alerts read it.
     ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(0);
-    let mut pause = RETRY_BACKOFF_MS.0;
+    let mut backoff = RETRY_BACKOFF;
     while !shutdown.is_triggered() {
         let started = Instant::now();
         let result = run();
         // A run that lasted longer than the largest pause was well: its failure starts the
         // pauses over (a sink that failed through an outage resumes soon after the next one).
-        if started.elapsed() >= Duration::from_millis(RETRY_BACKOFF_MS.1) {
-            pause = RETRY_BACKOFF_MS.0;
+        if started.elapsed() >= backoff.max() {
+            backoff.reset();
         }
         match result {
-            Ok(()) => pause = RETRY_BACKOFF_MS.0,
+            Ok(()) => backoff.reset(),
             Err(e) => {
-                tracing::error!(sink, error = %format!("{e:#}"), pause_ms = pause, "sink failed; starting it again");
+                let pause = backoff.next_pause();
+                tracing::error!(sink, error = %format!("{e:#}"), pause_ms = pause.as_millis(), "sink failed; starting it again");
                 ::metrics::counter!(metrics::SINK_RESTARTS_TOTAL, "sink" => sink).increment(1);
-                shutdown.sleep(Duration::from_millis(pause));
-                pause = (pause * 2).min(RETRY_BACKOFF_MS.1);
+                shutdown.sleep(pause);
             }
         }
     }

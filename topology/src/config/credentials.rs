@@ -75,7 +75,7 @@ impl Credentials {
             .map_err(|_| anyhow::anyhow!("no random bytes for the broker's password"))?;
         Ok(Self {
             username: USERNAME.to_owned(),
-            password: hex::encode(secret),
+            password: kledger_processors::ids::to_hex(&secret),
         })
     }
 

@@ -357,6 +357,8 @@ where
     K: ToBytes + ?Sized,
     P: ToBytes + ?Sized,
 {
+    // Space frees as deliveries complete: look again after 1 ms, doubling to 16 ms.
+    let mut full = crate::backoff::Backoff::from_millis(1, 16);
     loop {
         match producer.send(record) {
             Ok(()) => return Ok(()),
@@ -364,7 +366,7 @@ where
                 if Instant::now() > deadline {
                     return Err(("producer queue stayed full".into(), None));
                 }
-                std::thread::sleep(Duration::from_millis(1));
+                std::thread::sleep(full.next_pause());
                 record = r;
             }
             Err((e, _)) => return Err((e.to_string(), e.rdkafka_error_code())),

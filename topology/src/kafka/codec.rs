@@ -139,7 +139,7 @@ impl RegistryClient {
             return Ok(Some(s.clone()));
         }
         let deadline = Instant::now() + self.outage_retry;
-        let mut pause = Duration::from_millis(100);
+        let mut backoff = crate::backoff::Backoff::from_millis(100, 2_000);
         let (status, v) = loop {
             match self.call(reqwest::Method::GET, &format!("/schemas/ids/{id}"), None) {
                 Ok((s, v)) if s < 500 => break (s, v),
@@ -149,10 +149,7 @@ impl RegistryClient {
                         Err(e) => e,
                     });
                 }
-                _ => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_secs(2));
-                }
+                _ => std::thread::sleep(backoff.next_pause()),
             }
         };
         if status != 200 {

@@ -29,6 +29,7 @@ use std::time::{Duration, Instant};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
+use crate::backoff::Backoff;
 use crate::metrics as m;
 
 /// How often coverage is checked.
@@ -38,8 +39,7 @@ pub(crate) const CHECK_EVERY: Duration = Duration::from_secs(3);
 /// healthy group.
 pub(crate) const STALE_AFTER: Duration = Duration::from_secs(9);
 /// First and largest pause between rejoins while partitions stay unowned.
-pub(crate) const REJOIN_BACKOFF: (Duration, Duration) =
-    (Duration::from_secs(15), Duration::from_secs(300));
+const REJOIN_BACKOFF: Backoff = Backoff::from_millis(15_000, 300_000);
 /// Timeout of the offset, watermark and group reads of one check.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -57,7 +57,7 @@ pub(crate) struct Coverage {
     /// Per partition a stable group assigns to no member: since when.
     unassigned: BTreeMap<i32, Instant>,
     next_rejoin: Option<Instant>,
-    backoff: Duration,
+    backoff: Backoff,
     unowned: Vec<i32>,
     /// Partitions whose per-partition gauge was set to 1 (set back to 0 when owned again).
     flagged: BTreeSet<i32>,
@@ -83,7 +83,7 @@ impl Coverage {
             seen: BTreeMap::new(),
             unassigned: BTreeMap::new(),
             next_rejoin: None,
-            backoff: REJOIN_BACKOFF.0,
+            backoff: REJOIN_BACKOFF,
             unowned: Vec::new(),
             flagged: BTreeSet::new(),
         }
@@ -114,15 +114,14 @@ impl Coverage {
         }
         self.publish(unowned.into_iter().collect());
         if self.unowned.is_empty() {
-            self.backoff = REJOIN_BACKOFF.0;
+            self.backoff.reset();
             return false;
         }
         tracing::warn!(consumer = self.consumer_name, unowned = ?self.unowned, "partitions that no member reads");
         if self.next_rejoin.is_some_and(|t| now < t) {
             return false;
         }
-        self.next_rejoin = Some(now + self.backoff);
-        self.backoff = (self.backoff * 2).min(REJOIN_BACKOFF.1);
+        self.next_rejoin = Some(now + self.backoff.next_pause());
         // A fresh generation: what the old one left behind starts its wait again.
         self.seen.clear();
         self.unassigned.clear();
@@ -329,7 +328,7 @@ pub(crate) fn default_instance_id(state_dir: &std::path::Path) -> String {
         .unwrap_or_else(|| "localhost".into());
     let dir = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_owned());
     let digest = sha2::Sha256::digest(dir.to_string_lossy().as_bytes());
-    format!("{host}-{}", hex::encode(&digest[..4]))
+    format!("{host}-{}", kledger_processors::ids::to_hex(&digest[..4]))
 }
 
 #[cfg(test)]

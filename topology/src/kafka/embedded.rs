@@ -161,6 +161,7 @@ async fn build(
     scram: Option<(String, ScramCredential)>,
 ) -> anyhow::Result<TansuBroker> {
     let mut attempt = 0;
+    let mut backoff = crate::backoff::Backoff::from_millis(50, 500);
     loop {
         attempt += 1;
         let mut builder = TansuBroker::builder()
@@ -183,7 +184,7 @@ async fn build(
             Ok(b) => return Ok(b),
             Err(e) if attempt < 20 => {
                 tracing::debug!(error = %e, attempt, "embedded broker build failed, retrying");
-                tokio::time::sleep(Duration::from_millis(250)).await;
+                tokio::time::sleep(backoff.next_pause()).await;
             }
             Err(e) => bail!("start embedded broker: {e}"),
         }

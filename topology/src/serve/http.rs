@@ -331,13 +331,17 @@ pub async fn serve(
         write: Duration::from_millis(http.write_timeout_ms),
     };
     Ok(tokio::spawn(async move {
+        // Out of file descriptors and the like: pause rather than spin (5 ms doubling to 1 s).
+        let mut accept_failed = crate::backoff::Backoff::from_millis(5, 1_000);
         loop {
             let (stream, _) = match listener.accept().await {
-                Ok(s) => s,
+                Ok(s) => {
+                    accept_failed.reset();
+                    s
+                }
                 Err(e) => {
-                    // Out of file descriptors and the like: pause rather than spin.
                     tracing::warn!(error = %e, "accepting a connection failed");
-                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    tokio::time::sleep(accept_failed.next_pause()).await;
                     continue;
                 }
             };

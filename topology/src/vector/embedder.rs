@@ -106,10 +106,10 @@ impl HttpEmbedder {
     fn call(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError> {
         let body = serde_json::json!({"model": self.model, "input": texts});
         let mut last = String::new();
+        // 200 ms before the second try, doubling up to 6.4 s.
+        let backoff = crate::backoff::Backoff::from_millis(200, 6_400);
         for attempt in 0..self.attempts_max {
-            if attempt > 0 {
-                std::thread::sleep(Duration::from_millis(100 << attempt.min(6)));
-            }
+            std::thread::sleep(backoff.before_attempt(attempt));
             let mut req = self.client.post(&self.url).json(&body);
             if let Some(k) = &self.api_key {
                 req = req.bearer_auth(k);

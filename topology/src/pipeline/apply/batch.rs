@@ -233,7 +233,7 @@ pub fn dead_letter(
         ));
         headers.push((
             "kledger.payload.sha256".to_owned(),
-            hex::encode(sha2::Sha256::digest(payload)),
+            kledger_processors::ids::to_hex(&sha2::Sha256::digest(payload)),
         ));
         &payload[..payload_bytes_max]
     } else {

@@ -730,12 +730,9 @@ fn new_producer(
 const COMMITTED_TIMEOUT: Duration = Duration::from_secs(5);
 
 fn backoff(config: &Config, attempt: u32) -> Duration {
-    if attempt == 0 {
-        return Duration::ZERO;
-    }
-    let ms = config
-        .processor
-        .backoff_ms_initial
-        .saturating_mul(1u64 << attempt.min(16).saturating_sub(1));
-    Duration::from_millis(ms.min(config.processor.backoff_ms_max))
+    crate::backoff::Backoff::from_millis(
+        config.processor.backoff_ms_initial,
+        config.processor.backoff_ms_max,
+    )
+    .before_attempt(attempt)
 }

@@ -159,14 +159,13 @@ pub async fn until_caught_up(
     };
     metrics::gauge!(m::API_WAITS).set(api.waits.held() as f64);
     let deadline = Instant::now() + wait;
-    let mut pause = LOOK_FIRST;
+    let mut looks = crate::backoff::Backoff::new(LOOK_FIRST, LOOK_MAX);
     let outcome = loop {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() {
             break Ok(());
         }
-        tokio::time::sleep(pause.min(left)).await;
-        pause = (pause * 2).min(LOOK_MAX);
+        tokio::time::sleep(looks.next_pause().min(left)).await;
         match caught_up(api) {
             Ok(true) => break Ok(()),
             Ok(false) => {}
