@@ -13,7 +13,6 @@
 //! - [`bitemporal`]: a row as it stood at an effective time (reads' `as_of`, `known_at`).
 //! - [`bm25`]: the keyword provider's term vectors (BM25 with the index's IDF).
 //! - [`index_text`]: the text that stands for a row in the vector index, and for a question.
-//! - [`model`]: the local sentence-embedding model (tokenizer, encoder, pooling).
 //! - [`codes`]: stable reason codes.
 //! - [`access`]: who may read a row (cm_payload_v1 visibility and sensitivity rules).
 //! - [`payload`]: the vector projection's payload (cm_payload_v1), collection names, access filter.
@@ -35,7 +34,6 @@ pub mod ids;
 pub mod index_text;
 pub mod legacy;
 pub mod migrate;
-pub mod model;
 pub mod payload;
 pub mod render;
 pub mod routing;

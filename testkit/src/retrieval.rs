@@ -38,7 +38,7 @@ pub fn default_embedder() -> anyhow::Result<Arc<dyn Embedder>> {
     if let Some(dir) = std::env::var_os("KLEDGER_VECTORS__EMBEDDER__MODEL_DIR") {
         config.model_dir = dir.into();
     }
-    Ok(Arc::from(kledger_topology::vector::embedder::from_config(
+    Ok(Arc::from(kledger_topology::vector::embedder_from_config(
         &config,
     )?))
 }

@@ -7,7 +7,7 @@
 //! the records' JSON form.
 
 use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use apache_avro::Schema;
 use apache_avro::rabin::Rabin;
@@ -17,7 +17,6 @@ use serde::de::DeserializeOwned;
 
 use super::{AvroCodec, DecodeError, Reader};
 use crate::limits::RECORD_BYTES_CEILING;
-use crate::types::{Commit, Intent, Receipt, View};
 
 /// Single-object encoding magic.
 pub const SINGLE_OBJECT_MAGIC: [u8; 2] = [0xC3, 0x01];
@@ -46,7 +45,7 @@ pub struct CurrentSchema {
 }
 
 impl CurrentSchema {
-    fn parse(name: &str, text: &str) -> Self {
+    pub(crate) fn parse(name: &str, text: &str) -> Self {
         // The schema files are compiled in and covered by tests: a parse failure is a build
         // defect, not an input error.
         let schema = Schema::parse_str(text)
@@ -67,22 +66,24 @@ pub fn fingerprint(schema: &Schema) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// Implements [`Record`] for a type with the `.avsc` file of `schemas/avro/` it is written
+/// with (the types invoke it: this module knows no record type).
 macro_rules! record {
     ($ty:ident, $file:literal) => {
-        impl Record for $ty {
+        impl $crate::avro::wire::Record for $ty {
             const NAME: &'static str = stringify!($ty);
             const SCHEMA_JSON: &'static str = include_str!(concat!("../../avro/", $file));
-            fn current() -> &'static CurrentSchema {
-                static CELL: OnceLock<CurrentSchema> = OnceLock::new();
-                CELL.get_or_init(|| CurrentSchema::parse(Self::NAME, Self::SCHEMA_JSON))
+            fn current() -> &'static $crate::avro::wire::CurrentSchema {
+                static CELL: std::sync::OnceLock<$crate::avro::wire::CurrentSchema> =
+                    std::sync::OnceLock::new();
+                CELL.get_or_init(|| {
+                    $crate::avro::wire::CurrentSchema::parse(Self::NAME, Self::SCHEMA_JSON)
+                })
             }
         }
     };
 }
-record!(Intent, "intent.avsc");
-record!(Commit, "commit.avsc");
-record!(Receipt, "receipt.avsc");
-record!(View, "view.avsc");
+pub(crate) use record;
 
 /// The current schema of a record.
 pub fn schema<T: Record>() -> &'static Schema {

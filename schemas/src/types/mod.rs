@@ -11,3 +11,9 @@ pub use common::*;
 pub use intent::*;
 pub use ledger::*;
 pub use receipt::*;
+
+// The top-level records and their schema files.
+crate::avro::wire::record!(Intent, "intent.avsc");
+crate::avro::wire::record!(Commit, "commit.avsc");
+crate::avro::wire::record!(Receipt, "receipt.avsc");
+crate::avro::wire::record!(View, "view.avsc");

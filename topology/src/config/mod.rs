@@ -14,6 +14,7 @@ use serde::{Deserialize, Serialize};
 
 pub mod credentials;
 mod sections;
+pub mod topics;
 
 pub use sections::*;
 
@@ -471,7 +472,7 @@ impl Config {
     pub fn group_instance_id(&self) -> Option<String> {
         match self.kafka.group_instance_id.as_deref().map(str::trim) {
             None | Some("") => None,
-            Some("auto") => Some(crate::kafka::coverage::default_instance_id(&self.state.dir)),
+            Some("auto") => Some(default_instance_id(&self.state.dir)),
             Some(id) => Some(id.to_owned()),
         }
     }
@@ -480,7 +481,7 @@ impl Config {
     /// of `state.dir` (stable across restarts, different for two instances on one host).
     pub fn instance_id(&self) -> String {
         self.group_instance_id()
-            .unwrap_or_else(|| crate::kafka::coverage::default_instance_id(&self.state.dir))
+            .unwrap_or_else(|| default_instance_id(&self.state.dir))
     }
 
     /// The consumer group of projection sink `sink` (`views`, `vectors`). Every host keeps a
@@ -541,14 +542,39 @@ impl Config {
     }
 
     /// Topic names.
-    pub fn topics(&self) -> crate::kafka::topics::Topics {
-        crate::kafka::topics::Topics::new(&self.kafka.topic_prefix)
+    pub fn topics(&self) -> topics::Topics {
+        topics::Topics::new(&self.kafka.topic_prefix)
     }
+}
+
+/// The default static member id of this instance (`group.instance.id`): the host name and a
+/// digest of the state directory, the same across restarts of one instance (a crash-looping
+/// container keeps its host name) and different for two instances on one host (each has its
+/// own state directory).
+fn default_instance_id(state_dir: &std::path::Path) -> String {
+    use sha2::Digest;
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|h| h.trim().to_owned())
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    let dir = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_owned());
+    let digest = sha2::Sha256::digest(dir.to_string_lossy().as_bytes());
+    format!("{host}-{}", kledger_processors::ids::to_hex(&digest[..4]))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_default_instance_id_is_stable_per_state_directory() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        assert_eq!(default_instance_id(a.path()), default_instance_id(a.path()));
+        assert_ne!(default_instance_id(a.path()), default_instance_id(b.path()));
+    }
 
     fn vars(v: &[(&str, &str)]) -> Vec<(String, String)> {
         v.iter()

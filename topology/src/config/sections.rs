@@ -168,10 +168,19 @@ pub struct BatchConfig {
     pub wait_ms: u64,
 }
 
+/// Bounds of a group-mode batch (the partition reader's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchBounds {
+    /// Records per batch at most.
+    pub records_max: usize,
+    /// How long a batch stays open after its first record.
+    pub wait: std::time::Duration,
+}
+
 impl BatchConfig {
     /// The reader's bounds.
-    pub fn bounds(&self) -> crate::kafka::reader::BatchBounds {
-        crate::kafka::reader::BatchBounds {
+    pub fn bounds(&self) -> BatchBounds {
+        BatchBounds {
             records_max: self.records_max,
             wait: std::time::Duration::from_millis(self.wait_ms),
         }
@@ -192,6 +201,10 @@ impl Default for BulkConfig {
     }
 }
 
+/// Local shards of a new collection of the embedded engine (`vectors.shards`'s default; see
+/// [`crate::vector::edge`]).
+pub const EDGE_SHARDS: usize = 2;
+
 impl Default for VectorsConfig {
     fn default() -> Self {
         Self {
@@ -200,7 +213,7 @@ impl Default for VectorsConfig {
             dir: PathBuf::from("data/vectors"),
             url: String::new(),
             api_key_env: String::new(),
-            shards: crate::vector::edge::SHARDS,
+            shards: EDGE_SHARDS,
             batch: BatchConfig {
                 records_max: 1_000,
                 wait_ms: 50,
@@ -441,7 +454,7 @@ impl Default for KafkaConfig {
             delivery_mode: DeliveryMode::Idempotent,
             transactional_id: None,
             create_topics: true,
-            intents_retention_ms: crate::kafka::topics::INTENTS_RETENTION_MS,
+            intents_retention_ms: super::topics::INTENTS_RETENTION_MS,
             compaction_slack_ms: None,
             common_properties: BTreeMap::new(),
             consumer_properties: BTreeMap::new(),

@@ -314,23 +314,6 @@ fn assigned_partitions(bytes: &[u8], topic: &str) -> anyhow::Result<Vec<i32>> {
     Ok(out)
 }
 
-/// The default static member id of this instance (`group.instance.id`): the host name and a
-/// digest of the state directory, the same across restarts of one instance (a crash-looping
-/// container keeps its host name) and different for two instances on one host (each has its
-/// own state directory).
-pub(crate) fn default_instance_id(state_dir: &std::path::Path) -> String {
-    use sha2::Digest;
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .ok()
-        .or_else(|| std::env::var("HOSTNAME").ok())
-        .map(|h| h.trim().to_owned())
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    let dir = std::fs::canonicalize(state_dir).unwrap_or_else(|_| state_dir.to_owned());
-    let digest = sha2::Sha256::digest(dir.to_string_lossy().as_bytes());
-    format!("{host}-{}", kledger_processors::ids::to_hex(&digest[..4]))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -444,13 +427,5 @@ mod tests {
             assert!(assigned_partitions(&b[..n], "a").is_err(), "{n}");
         }
         assert!(assigned_partitions(&[0, 1, 0x7f, 0xff, 0xff, 0xff], "a").is_err());
-    }
-
-    #[test]
-    fn the_default_instance_id_is_stable_per_state_directory() {
-        let a = tempfile::tempdir().unwrap();
-        let b = tempfile::tempdir().unwrap();
-        assert_eq!(default_instance_id(a.path()), default_instance_id(a.path()));
-        assert_ne!(default_instance_id(a.path()), default_instance_id(b.path()));
     }
 }

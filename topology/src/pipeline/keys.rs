@@ -33,7 +33,7 @@ use rdkafka::{Offset, TopicPartitionList};
 use crate::config::Config;
 use crate::kafka::clients::{RestoreContext, producer_config, restore_config};
 use crate::kafka::reader::{LIVE_PROBE, PartitionReader, ReadError, SOURCE_PROBE};
-use crate::pipeline::project::OutboxCommit;
+use crate::pipeline::records::OutboxCommit;
 
 /// Records read from the keys topic per batch.
 const READ_BATCH: usize = 10_000;

@@ -20,6 +20,7 @@ pub mod offline;
 pub mod project;
 pub mod publish;
 pub mod rebuild;
+pub mod records;
 pub mod repartition;
 pub mod replan;
 pub mod replay;

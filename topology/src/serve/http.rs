@@ -123,9 +123,7 @@ fn needs_principal(path: &str) -> bool {
         || path.starts_with("/mcp/")
 }
 
-/// The principal a request authenticated as, found before its body was read.
-#[derive(Debug, Clone)]
-pub struct Authenticated(pub kledger_processors::access::Principal);
+pub use crate::serve::api::Authenticated;
 
 /// Authenticates an API or MCP request from its head alone (`401` before its body is read),
 /// and holds one of its principal's `api.requests_per_principal_max` shares until the answer's
@@ -232,11 +230,7 @@ async fn one_host(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-/// The JSON error form of `status` (`{"error": {"code", "message"}}`).
-pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
-    let body = serde_json::json!({"error": {"code": code, "message": message}});
-    (status, axum::Json(body)).into_response()
-}
+pub use crate::serve::api::error_response;
 
 /// Reads the whole body within its bounds before the handler sees it: `413` past the byte
 /// bound (announced or sent), `408` past the time bound.

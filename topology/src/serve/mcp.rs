@@ -647,7 +647,7 @@ pub fn router(api: Api) -> axum::Router {
 
 /// The one answer for a session id that is not the caller's: as for an id that never was.
 fn no_session() -> axum::response::Response {
-    super::http::error_response(
+    super::api::error_response(
         axum::http::StatusCode::NOT_FOUND,
         "session_not_found",
         "no such session",
@@ -661,7 +661,7 @@ async fn authorized(
     next: axum::middleware::Next,
 ) -> axum::response::Response {
     use axum::http::{Method, StatusCode};
-    let principal = match req.extensions().get::<super::http::Authenticated>() {
+    let principal = match req.extensions().get::<super::api::Authenticated>() {
         Some(a) => Some(a.0.clone()),
         None => req
             .headers()
@@ -670,7 +670,7 @@ async fn authorized(
             .and_then(|v| super::api::principal_of_header(&api, v)),
     };
     let Some(p) = principal else {
-        return super::http::error_response(
+        return super::api::error_response(
             StatusCode::UNAUTHORIZED,
             "unauthorized",
             "a valid bearer token is required",
@@ -715,7 +715,7 @@ async fn authorized(
     let Some(share) = sessions.shares.take(&caller) else {
         metrics::counter!(crate::metrics::MCP_SESSIONS_REFUSED_TOTAL, "reason" => "too_many_sessions")
             .increment(1);
-        return super::http::error_response(
+        return super::api::error_response(
             StatusCode::TOO_MANY_REQUESTS,
             "too_many_sessions",
             "too many MCP sessions are open (this principal's or all of them); end one first",

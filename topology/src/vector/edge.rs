@@ -74,7 +74,7 @@ fn err(e: impl std::fmt::Display) -> VectorError {
 }
 
 /// Local shards of a new collection (module comment).
-pub const SHARDS: usize = 2;
+pub const SHARDS: usize = crate::config::EDGE_SHARDS;
 
 /// Points written to a shard between two runs of the engine's optimizers (see the module
 /// comment), and about the size of an appendable segment when it is sealed.

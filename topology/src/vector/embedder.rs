@@ -10,7 +10,7 @@ use kledger_processors::embed::HashEmbedder;
 use serde::Deserialize;
 
 use super::VectorError;
-use crate::config::{EmbedderConfig, EmbedderKind};
+use crate::config::EmbedderConfig;
 
 /// A dense embedder.
 pub trait Embedder: Send + Sync + std::fmt::Debug {
@@ -168,14 +168,4 @@ impl Embedder for HttpEmbedder {
         }
         Ok(out)
     }
-}
-
-/// The embedder `config` names. The local model's files are read and checked here: a missing
-/// or mismatched one is a [`super::model::ModelFilesError`] (a bad configuration).
-pub fn from_config(config: &EmbedderConfig) -> anyhow::Result<Box<dyn Embedder>> {
-    Ok(match config.kind {
-        EmbedderKind::Local => Box::new(super::model::LocalModel::load(config)?),
-        EmbedderKind::Http => Box::new(HttpEmbedder::new(config)?),
-        EmbedderKind::Hash => Box::new(LocalEmbedder::new(config.dim)),
-    })
 }

@@ -302,7 +302,7 @@ pub fn shared_embedder(
         return Ok(e);
     }
     let e: std::sync::Arc<dyn embedder::Embedder> =
-        std::sync::Arc::from(embedder::from_config(config)?);
+        std::sync::Arc::from(embedder_from_config(config)?);
     loaded.retain(|_, w| w.strong_count() > 0);
     loaded.insert(key, std::sync::Arc::downgrade(&e));
     Ok(e)
@@ -387,4 +387,16 @@ pub fn open_marks(dir: &std::path::Path) -> anyhow::Result<kledger_state::MarkSt
     let d = dir.join("marks");
     std::fs::create_dir_all(&d).with_context(|| format!("create {}", d.display()))?;
     Ok(kledger_state::MarkStore::open(&d)?)
+}
+
+/// The embedder `config` names. The local model's files are read and checked here: a missing
+/// or mismatched one is a [`model::ModelFilesError`] (a bad configuration).
+pub fn embedder_from_config(
+    config: &crate::config::EmbedderConfig,
+) -> anyhow::Result<Box<dyn embedder::Embedder>> {
+    Ok(match config.kind {
+        crate::config::EmbedderKind::Local => Box::new(model::LocalModel::load(config)?),
+        crate::config::EmbedderKind::Http => Box::new(embedder::HttpEmbedder::new(config)?),
+        crate::config::EmbedderKind::Hash => Box::new(embedder::LocalEmbedder::new(config.dim)),
+    })
 }

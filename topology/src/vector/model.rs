@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kledger_processors::model::SentenceModel;
+use kledger_retrieval::model::SentenceModel;
 use sha2::{Digest, Sha256};
 
 use super::VectorError;

@@ -55,14 +55,7 @@ const TO_END_POLL: Duration = Duration::from_millis(200);
 /// than the check is worth.
 const CLOCK_EVERY_RECORDS: usize = 16;
 
-/// Bounds of a group-mode batch.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct BatchBounds {
-    /// Records per batch at most.
-    pub records_max: usize,
-    /// How long a batch stays open after its first record.
-    pub wait: Duration,
-}
+pub(crate) use crate::config::BatchBounds;
 
 /// Why a to-the-end read failed.
 #[derive(Debug, thiserror::Error)]

@@ -28,10 +28,10 @@ use rdkafka::producer::Producer;
 use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{DecideContext, Decided, PartDecided, RefusedAt, decide_parallel};
-use super::delivery::{Failure, Sent, await_delivery, send};
 use super::durable::{Durable, Writing, make_durable};
 use super::{BatchError, Part, Processor};
 use crate::metrics as m;
+use crate::pipeline::records::delivery::{self, Failure, Sent, await_delivery, send};
 
 /// Calls of `abort_transaction` before a failing abort stops the processor.
 const ABORT_ATTEMPTS: u32 = 4;
@@ -178,7 +178,13 @@ impl Processor {
             Some(p) if keys => p,
             _ => &self.producer,
         };
-        let sent = send(producer, &self.topics, &mut self.next_id, decided, timeout);
+        let sent = send(
+            producer,
+            &self.topics,
+            &mut self.next_id,
+            &decided.out,
+            timeout,
+        );
         phase("send", t);
         sent
     }
@@ -277,7 +283,7 @@ impl Processor {
         let mut failed = settled.failed;
         absorb(&mut failed, f.keys_failed);
         // Records answering no input partition are not part of the processor's batches.
-        failed.remove(&crate::pipeline::apply::delivery::NO_INPUT);
+        failed.remove(&delivery::NO_INPUT);
         let ok: BTreeMap<i32, PartDecided> = f
             .parts
             .into_iter()
@@ -525,8 +531,8 @@ impl Processor {
                 let Some((_, acct, key_id)) = keys::split_child(&k) else {
                     continue;
                 };
-                out.push(super::batch::Outgoing {
-                    kind: super::batch::OutKind::KeyTombstone,
+                out.push(crate::pipeline::records::Outgoing {
+                    kind: crate::pipeline::records::OutKind::KeyTombstone,
                     partition: Some(p),
                     key: Some(keys::key_record_key(acct, &String::from_utf8_lossy(key_id))),
                     payload: Vec::new(),

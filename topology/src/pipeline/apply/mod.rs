@@ -28,7 +28,6 @@ use rdkafka::producer::Producer;
 use rdkafka::{Offset, TopicPartitionList};
 
 use self::batch::Refused;
-use self::delivery::Deliveries;
 use self::restore::restore;
 use crate::config::{Config, DeliveryMode};
 use crate::context::AppContext;
@@ -40,11 +39,11 @@ use crate::kafka::coverage::Coverage;
 use crate::kafka::reader::PartitionReader;
 use crate::kafka::topics::Topics;
 use crate::metrics as m;
+use crate::pipeline::records::delivery::{self, Deliveries};
 use crate::shutdown::Shutdown;
 use crate::status::Status;
 
 pub mod batch;
-pub(crate) mod delivery;
 mod durable;
 mod keywatch;
 mod lifecycle;

@@ -34,26 +34,17 @@ use crate::kafka::clients::RestoreContext;
 use crate::kafka::codec::Codec;
 use crate::kafka::reader::PartitionReader;
 use crate::metrics as m;
-use crate::pipeline::apply::batch::Decided;
 use crate::pipeline::keys::KeyFeed;
+use crate::pipeline::records::Outgoing;
 use crate::shutdown::Shutdown;
 use crate::status::Status;
 
-/// A commit as read from the outbox: where it was, and what it holds.
-#[derive(Debug, Clone, PartialEq)]
-pub struct OutboxCommit {
-    /// The outbox partition.
-    pub partition: i32,
-    /// Its offset there.
-    pub offset: i64,
-    /// The commit.
-    pub commit: Commit,
-}
+pub use crate::pipeline::records::OutboxCommit;
 
 /// Where a projection's records go besides its store (the live sink's producer).
 pub trait Outputs {
-    /// Produces `d`'s records and waits for every delivery.
-    fn deliver(&mut self, d: &Decided) -> anyhow::Result<()>;
+    /// Produces `records` and waits for every delivery.
+    fn deliver(&mut self, records: &[Outgoing]) -> anyhow::Result<()>;
     /// The codec outputs are written with.
     fn codec(&self) -> &Codec;
     /// Whether a broker was in reach at the last report (outputs wait while none is).

@@ -25,8 +25,8 @@ use crate::kafka::coverage::Coverage;
 use crate::kafka::reader::{BatchBounds, PartitionReader};
 use crate::kafka::topics::Topics;
 use crate::metrics as m;
-use crate::pipeline::apply::batch::{Decided, dead_letter};
-use crate::pipeline::apply::delivery::{Deliveries, await_delivery, send};
+use crate::pipeline::records::delivery::{Deliveries, await_delivery, send};
+use crate::pipeline::records::{Outgoing, dead_letter};
 
 /// Dead-letter code of an outbox record a sink cannot decode.
 pub(crate) const UNDECODABLE: &str = "sink_undecodable";
@@ -165,7 +165,7 @@ impl OutboxReader {
     /// before this returns. Returns the commits in batch order.
     pub fn decode(&mut self, batch: &[OwnedMessage]) -> anyhow::Result<Vec<OutboxCommit>> {
         let mut out = Vec::with_capacity(batch.len());
-        let mut dead = Decided::default();
+        let mut dead = Vec::new();
         for msg in batch {
             let decoded = msg
                 .payload()
@@ -179,7 +179,7 @@ impl OutboxReader {
                 }),
                 Err(e) => {
                     tracing::error!(sink = self.sink, partition = msg.partition(), offset = msg.offset(), error = %e, "outbox record does not decode; dead-lettered");
-                    dead.out.push(dead_letter(
+                    dead.push(dead_letter(
                         msg,
                         &self.topics.outbox,
                         UNDECODABLE,
@@ -191,19 +191,19 @@ impl OutboxReader {
                 }
             }
         }
-        if !dead.out.is_empty() {
+        if !dead.is_empty() {
             self.deliver_all(&dead)?;
         }
         Ok(out)
     }
 
-    /// Produces `d`'s records and waits for every delivery.
-    fn deliver_all(&mut self, d: &Decided) -> anyhow::Result<()> {
+    /// Produces `records` and waits for every delivery.
+    fn deliver_all(&mut self, records: &[Outgoing]) -> anyhow::Result<()> {
         let sent = send(
             &self.producer,
             &self.topics,
             &mut self.next_id,
-            d,
+            records,
             self.delivery_timeout,
         );
         await_delivery(&mut self.deliveries, sent)
@@ -247,8 +247,8 @@ impl OutboxReader {
 }
 
 impl Outputs for OutboxReader {
-    fn deliver(&mut self, d: &Decided) -> anyhow::Result<()> {
-        self.deliver_all(d)
+    fn deliver(&mut self, records: &[Outgoing]) -> anyhow::Result<()> {
+        self.deliver_all(records)
     }
 
     fn codec(&self) -> &Codec {

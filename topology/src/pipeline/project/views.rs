@@ -18,7 +18,7 @@ use kledger_state::{ViewBatch, ViewStore};
 use super::{OutboxCommit, Outputs, Projection};
 use crate::config::{LimitsConfig, ViewsConfig};
 use crate::metrics as m;
-use crate::pipeline::apply::batch::{Decided, OutKind, Outgoing};
+use crate::pipeline::records::{OutKind, Outgoing};
 
 /// The sink's label in metrics and its consumer group suffix.
 pub const SINK: &str = "views";
@@ -59,12 +59,12 @@ impl ViewProjection {
             if accounts.is_empty() {
                 return Ok(());
             }
-            let mut d = Decided::default();
+            let mut records = Vec::with_capacity(accounts.len());
             for a in &accounts {
                 let view = self
                     .store
                     .view(a, self.account_rows_max, self.record_bytes_max)?;
-                d.out.push(Outgoing {
+                records.push(Outgoing {
                     kind: OutKind::View,
                     partition: None,
                     key: Some(a.clone().into_bytes()),
@@ -75,7 +75,7 @@ impl ViewProjection {
                     source: None,
                 });
             }
-            if let Err(e) = out.deliver(&d) {
+            if let Err(e) = out.deliver(&records) {
                 // They stay due: the next turn publishes them again (the views topic is
                 // compacted by account, so a View delivered twice is one).
                 tracing::warn!(error = %format!("{e:#}"), accounts = accounts.len(), "publishing Views failed; they stay due");

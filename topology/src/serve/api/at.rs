@@ -17,7 +17,6 @@
 //!
 //! May not touch: anything but the view store and the vector marks (reads only).
 
-use axum::http::StatusCode;
 use kledger_processors::access::{Principal, may_read};
 use kledger_processors::bitemporal;
 use kledger_schemas::Row;
@@ -141,34 +140,6 @@ pub fn positions(api: &Api, account: &str, vectors: bool) -> Result<Positions, A
         None
     };
     Ok(Positions { views, vectors })
-}
-
-/// Whether the projections a read of `account` looks at (`vectors`: search's index too) have
-/// applied `min_commit_seq`, as they stand now: `409 not_caught_up` with their positions when
-/// not. Nothing to check without `min_commit_seq`; only the owner may ask
-/// ([`super::waits::may_wait`]: `403 wait_owner_only` for anyone else, whatever the account).
-/// The HTTP and MCP reads wait first ([`super::waits::until_caught_up`]); this is the answer.
-pub fn caught_up(
-    api: &Api,
-    p: &Principal,
-    account: &str,
-    min_commit_seq: Option<i64>,
-    vectors: bool,
-) -> Result<(), ApiError> {
-    let Some(min) = min_commit_seq else {
-        return Ok(());
-    };
-    super::waits::may_wait(p, account, min_commit_seq)?;
-    let at = positions(api, account, vectors)?;
-    if at.views >= min && at.vectors.is_none_or(|v| v >= min) {
-        return Ok(());
-    }
-    Err(ApiError::new(
-        StatusCode::CONFLICT,
-        "not_caught_up",
-        format!("the projections have not applied commit {min} of the account yet"),
-    )
-    .with_detail(serde_json::json!({ "min_commit_seq": min, "positions": at })))
 }
 
 /// The consistency token of a receipt: the account's commit_seq it reports (the commit made

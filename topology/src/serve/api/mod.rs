@@ -260,7 +260,7 @@ impl FromRequestParts<Api> for Caller {
 
     async fn from_request_parts(parts: &mut Parts, api: &Api) -> Result<Self, Self::Rejection> {
         // Authenticated by the listener before the body was read.
-        if let Some(crate::serve::http::Authenticated(p)) = parts.extensions.get() {
+        if let Some(Authenticated(p)) = parts.extensions.get() {
             return Ok(Caller(p.clone()));
         }
         let unauthorized = || {
@@ -293,6 +293,22 @@ pub fn principal_of(api: &Api, token: &str) -> Option<Principal> {
     }
     found
 }
+
+/// The JSON error form of `status` (`{"error": {"code", "message"}}`).
+pub fn error_response(status: StatusCode, code: &str, message: &str) -> Response {
+    let body = serde_json::json!({"error": {"code": code, "message": message}});
+    (status, axum::Json(body)).into_response()
+}
+
+/// Whether `p` owns `account`: counts, sequence numbers and caps are shown to the owner only,
+/// so no answer tells anyone else how much an account holds.
+pub fn owns(p: &Principal, account: &str) -> bool {
+    p.account_id() == account
+}
+
+/// The principal a request authenticated as, found by the listener before its body was read.
+#[derive(Debug, Clone)]
+pub struct Authenticated(pub kledger_processors::access::Principal);
 
 /// The principal of an `Authorization` header value, if it names one.
 pub fn principal_of_header(api: &Api, value: &str) -> Option<Principal> {

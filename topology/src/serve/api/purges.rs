@@ -25,7 +25,8 @@ use axum::response::Response;
 use kledger_state::StateRead;
 use serde::Serialize;
 
-use super::read::{blocking, finish, owns};
+use super::owns;
+use super::read::{blocking, finish};
 use super::{AccountParam, Api, ApiError, Caller, now_ms, target};
 use crate::kafka::topics::KEYS_COMPACTION_MS;
 

@@ -11,9 +11,9 @@ use kledger_processors::render;
 use kledger_schemas::{AssertionClass, Row, Status};
 use serde::{Deserialize, Serialize};
 
-use super::at::{At, caught_up, readable_at, row_at};
-use super::waits::until_caught_up;
-use super::{AccountParam, Api, ApiError, Caller, observe, target};
+use super::at::{At, readable_at, row_at};
+use super::waits::{caught_up, until_caught_up};
+use super::{AccountParam, Api, ApiError, Caller, observe, owns, target};
 
 /// Timeline entries scanned per request at most, from the newest (the newest `limit` that
 /// qualify are returned).
@@ -116,12 +116,6 @@ pub fn readable_capped(
     rows.truncate(cap);
     rows.retain(|r| may_read(p, r));
     Ok((rows, capped))
-}
-
-/// Whether `p` owns `account`: counts, sequence numbers and caps are shown to the owner only,
-/// so no answer tells anyone else how much an account holds.
-pub fn owns(p: &Principal, account: &str) -> bool {
-    p.account_id() == account
 }
 
 /// `GET /v1/profile`.

@@ -21,8 +21,9 @@ use kledger_schemas::{AssertionClass, Kind, Status};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::at::{At, caught_up, rows_at};
+use super::at::{At, rows_at};
 use super::read::{after_wait, finish};
+use super::waits::caught_up;
 use super::{Api, ApiError, Caller, target};
 use crate::vector::embedder::Embedder;
 use crate::vector::{QueryVector, VectorError, VectorIndex};

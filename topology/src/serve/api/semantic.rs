@@ -168,7 +168,7 @@ pub fn features_answer(
     } else {
         super::read::readable_capped(api, p, &account)?
     };
-    let capped = super::read::owns(p, &account).then_some(capped);
+    let capped = super::owns(p, &account).then_some(capped);
     rows.retain(|r| {
         r.is_current(as_of)
             && q.project_id

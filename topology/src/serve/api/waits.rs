@@ -104,7 +104,7 @@ impl Drop for Share {
 /// the owner's own account; `403 wait_owner_only` otherwise, whatever the account.
 pub fn may_wait(p: &Principal, account: &str, min_commit_seq: Option<i64>) -> Result<(), ApiError> {
     match min_commit_seq {
-        Some(_) if !super::read::owns(p, account) => Err(ApiError::new(
+        Some(_) if !super::owns(p, account) => Err(ApiError::new(
             StatusCode::FORBIDDEN,
             "wait_owner_only",
             "only the account's owner may wait for its commits (min_commit_seq)",
@@ -175,6 +175,34 @@ pub async fn until_caught_up(
     drop(_share);
     metrics::gauge!(m::API_WAITS).set(api.waits.held() as f64);
     outcome
+}
+
+/// Whether the projections a read of `account` looks at (`vectors`: search's index too) have
+/// applied `min_commit_seq`, as they stand now: `409 not_caught_up` with their positions when
+/// not. Nothing to check without `min_commit_seq`; only the owner may ask
+/// ([`may_wait`]: `403 wait_owner_only` for anyone else, whatever the account).
+/// The HTTP and MCP reads wait first ([`until_caught_up`]); this is the answer.
+pub fn caught_up(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+    min_commit_seq: Option<i64>,
+    vectors: bool,
+) -> Result<(), ApiError> {
+    let Some(min) = min_commit_seq else {
+        return Ok(());
+    };
+    may_wait(p, account, min_commit_seq)?;
+    let at = positions(api, account, vectors)?;
+    if at.views >= min && at.vectors.is_none_or(|v| v >= min) {
+        return Ok(());
+    }
+    Err(ApiError::new(
+        StatusCode::CONFLICT,
+        "not_caught_up",
+        format!("the projections have not applied commit {min} of the account yet"),
+    )
+    .with_detail(serde_json::json!({ "min_commit_seq": min, "positions": at })))
 }
 
 #[cfg(test)]

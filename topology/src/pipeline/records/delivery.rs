@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use rdkafka::producer::BaseRecord;
 use rdkafka::types::RDKafkaErrorCode;
 
-use super::batch::{Decided, OutKind};
+use super::{OutKind, Outgoing};
 use crate::kafka::clients::{Delivery, DeliveryContext, Reach, send_waiting};
 use crate::kafka::topics::Topics;
 use crate::metrics as m;
@@ -96,21 +96,21 @@ pub(crate) fn permanent(code: Option<RDKafkaErrorCode>) -> bool {
     )
 }
 
-/// Hands every record of `decided` to the producer. Ids are taken from `next_id`. A record
+/// Hands every record of `out` to the producer. Ids are taken from `next_id`. A record
 /// the producer does not take fails its input partition; that partition's later records are
 /// not sent, the other partitions' are.
 pub(crate) fn send(
     producer: &crate::kafka::clients::PolledProducer<DeliveryContext>,
     topics: &Topics,
     next_id: &mut u64,
-    decided: &Decided,
+    records: &[Outgoing],
     timeout: Duration,
 ) -> Sent {
     let first = *next_id;
     let deadline = Instant::now() + timeout;
-    let mut slots = Vec::with_capacity(decided.out.len());
+    let mut slots = Vec::with_capacity(records.len());
     let mut failed: BTreeMap<i32, Failure> = BTreeMap::new();
-    for out in &decided.out {
+    for out in records {
         *next_id += 1;
         let mut slot = Slot {
             kind: out.kind,

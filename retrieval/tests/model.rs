@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use kledger_processors::model::{SEQ_TOKENS_MAX, SentenceModel};
+use kledger_retrieval::model::{SEQ_TOKENS_MAX, SentenceModel};
 use serde::Deserialize;
 
 fn model_dir() -> PathBuf {
