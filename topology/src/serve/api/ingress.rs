@@ -21,6 +21,7 @@ use kledger_processors::routing::partition_for;
 use kledger_processors::validate::validate;
 use kledger_schemas::{Intent, Receipt};
 use rdkafka::producer::{FutureProducer, FutureRecord};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::read::blocking;
@@ -32,7 +33,7 @@ pub const INGEST_ROLE: &str = "role_ingest";
 pub const WAIT_MS_MAX: u64 = 30_000;
 
 /// Parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct IngressParams {
     /// Wait up to this long for the receipt (0: do not wait).
     #[serde(default)]
@@ -42,13 +43,15 @@ pub struct IngressParams {
 /// The answer. It carries no offset: an intent's position in its partition moves with the
 /// writes of every other account on that partition, so it would tell a caller of their
 /// activity.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct IngressAnswer {
     /// The intent's action id.
     pub action_id: String,
     /// Partition it was written to (a function of the account id alone).
     pub partition: i32,
-    /// The receipt, when it arrived within `wait_ms`.
+    /// The receipt, when it arrived within `wait_ms` (its JSON form: schemas/avro/receipt.avsc
+    /// without `intent_offset`).
+    #[schemars(with = "Option<serde_json::Value>")]
     pub receipt: Option<IngressReceipt>,
     /// The receipt's consistency token: reads given it as `min_commit_seq` see this write
     /// (when the receipt arrived).

@@ -26,6 +26,9 @@ pub mod search;
 pub mod semantic;
 pub mod waits;
 
+#[cfg(test)]
+mod openapi_check;
+
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -316,7 +319,7 @@ pub fn principal_of_header(api: &Api, value: &str) -> Option<Principal> {
 }
 
 /// The `account=` parameter shared by every read.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, schemars::JsonSchema)]
 pub struct AccountParam {
     /// The account to read (default: the principal's own).
     pub account: Option<String>,

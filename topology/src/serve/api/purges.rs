@@ -23,6 +23,7 @@ use std::time::Instant;
 use axum::extract::{Path, Query, State};
 use axum::response::Response;
 use kledger_state::StateRead;
+use schemars::JsonSchema;
 use serde::Serialize;
 
 use super::owns;
@@ -34,7 +35,7 @@ use crate::kafka::topics::KEYS_COMPACTION_MS;
 pub const PRIVACY_ROLE: &str = "role_privacy";
 
 /// Where a purge stands in one copy.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, JsonSchema)]
 pub struct Copy {
     /// Which copy.
     pub copy: &'static str,
@@ -47,7 +48,7 @@ pub struct Copy {
 }
 
 /// A purge receipt.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct PurgeReceipt {
     /// The purge's action.
     pub action_id: String,

@@ -9,6 +9,7 @@ use axum::response::{IntoResponse, Response};
 use kledger_processors::access::{Principal, may_read};
 use kledger_processors::render;
 use kledger_schemas::{AssertionClass, Row, Status};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::at::{At, readable_at, row_at};
@@ -59,7 +60,7 @@ pub async fn after_wait<T: Send + 'static>(
 }
 
 /// `GET /v1/profile` parameters (the MCP tool `get_profile` takes the same).
-#[derive(Debug, Default, Clone, Deserialize)]
+#[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 pub struct ProfileParams {
     /// The account (default: the principal's own).
     pub account: Option<String>,
@@ -74,7 +75,7 @@ pub struct ProfileParams {
 }
 
 /// The profile answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct ProfileAnswer {
     /// The account.
     pub account_id: String,
@@ -164,7 +165,7 @@ pub fn profile_answer(
 }
 
 /// The playbook answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct PlaybookAnswer {
     /// The document row.
     pub memory_id: String,
@@ -173,6 +174,7 @@ pub struct PlaybookAnswer {
     /// The body.
     pub body: String,
     /// How certain it is.
+    #[schemars(with = "String")]
     pub assertion_class: AssertionClass,
     /// Effective from, ms.
     pub valid_from: i64,
@@ -232,7 +234,7 @@ pub fn read_playbook(
 }
 
 /// `GET /v1/entities/{entity}/timeline` parameters.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 pub struct TimelineParams {
     /// The account (default: the principal's own).
     pub account: Option<String>,
@@ -256,19 +258,22 @@ pub struct TimelineParams {
 }
 
 /// One timeline entry: compact, never a body or a trigger condition.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TimelineItem {
     /// The row.
     pub memory_id: String,
     /// fact | document | trigger.
+    #[schemars(with = "String")]
     pub kind: kledger_schemas::Kind,
     /// Slot, if any.
     pub slot: Option<String>,
     /// The one-line content.
     pub content: String,
     /// How certain it is.
+    #[schemars(with = "String")]
     pub assertion_class: AssertionClass,
     /// Row status.
+    #[schemars(with = "String")]
     pub status: Status,
     /// Effective from, ms.
     pub valid_from: i64,
@@ -281,7 +286,7 @@ pub struct TimelineItem {
 }
 
 /// The timeline answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct TimelineAnswer {
     /// The entity (`user` or an entity id).
     pub entity: String,
@@ -295,7 +300,7 @@ pub struct TimelineAnswer {
 }
 
 /// A timeline source and whether it was read completely.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SourceState {
     /// Source name.
     pub source: &'static str,

@@ -18,6 +18,7 @@ use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_id_of;
 use kledger_processors::payload::{AccountRef, access_filter_of};
 use kledger_schemas::{AssertionClass, Kind, Status};
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -36,7 +37,7 @@ pub const CANDIDATES_PER_RESULT: usize = 2;
 pub const RRF_K: f32 = 10.0;
 
 /// The request.
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
     /// 1..=500 chars.
@@ -46,6 +47,7 @@ pub struct SearchRequest {
     pub limit: Option<usize>,
     /// Kinds to search (default all).
     #[serde(default)]
+    #[schemars(with = "Vec<String>")]
     pub kinds: Vec<Kind>,
     /// The account (default: the principal's own).
     #[serde(default)]
@@ -66,24 +68,26 @@ pub struct SearchRequest {
 }
 
 /// One result: a handle, never a body or a trigger condition.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct Handle {
     /// The row.
     pub memory_id: String,
     /// fact | document | trigger.
+    #[schemars(with = "String")]
     pub kind: Kind,
     /// Slot, if any.
     pub slot: Option<String>,
     /// The one-line content (a playbook's description).
     pub content: String,
     /// How certain it is.
+    #[schemars(with = "String")]
     pub assertion_class: AssertionClass,
     /// Fused score (reciprocal rank).
     pub score: f32,
 }
 
 /// The answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct SearchAnswer {
     /// Handles, best first.
     pub results: Vec<Handle>,

@@ -23,6 +23,7 @@ use axum::response::Response;
 use kledger_processors::access::Principal;
 use kledger_processors::ids::memory_uuid;
 use kledger_schemas::Row;
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
@@ -35,7 +36,7 @@ pub const FEATURES_LIMIT_MAX: usize = 200;
 pub const FEATURES_LIMIT_DEFAULT: usize = 50;
 
 /// `GET /v1/semantic/features` parameters.
-#[derive(Debug, Default, Deserialize)]
+#[derive(Debug, Default, Deserialize, JsonSchema)]
 pub struct FeatureParams {
     /// The account (default: the principal's own).
     pub account: Option<String>,
@@ -54,7 +55,7 @@ pub struct FeatureParams {
 }
 
 /// One semantic feature.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
 pub struct SemanticFeature {
     /// UUID of the row (its memory id's ULID).
     pub id: String,
@@ -67,7 +68,7 @@ pub struct SemanticFeature {
 }
 
 /// The answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, JsonSchema)]
 pub struct FeaturesAnswer {
     /// The account read.
     pub account_id: String,
