@@ -362,9 +362,55 @@ fn equal_everywhere(hosts: &[Host], within: Duration) -> Option<Vec<String>> {
             return Some(first.clone());
         }
         if Instant::now() > deadline {
+            // Shown with the failure: who does not answer, who answers otherwise, and why.
+            for (k, h) in per_host.iter().enumerate() {
+                let differ = match (h, per_host.first()) {
+                    (Some(a), Some(Some(b))) => a.iter().zip(b).filter(|(x, y)| x != y).count(),
+                    _ => 0,
+                };
+                let ready = hosts[k].get("/readyz").map(|(s, b)| format!("{s} {b}"));
+                let answers = if h.is_some() {
+                    "answers"
+                } else {
+                    "does not answer"
+                };
+                eprintln!(
+                    "hosts: host {k} {answers} every account; {differ} accounts' reads differ from host 0's; /readyz {ready:?}"
+                );
+                // Which of the reads (export, profile, playbook index, timeline, search) differ.
+                if let (Some(a), Some(Some(b))) = (h, per_host.first()) {
+                    for (n, (x, y)) in a.iter().zip(b).enumerate().filter(|(_, (x, y))| x != y) {
+                        for (part, (px, py)) in x.split('\n').zip(y.split('\n')).enumerate() {
+                            if px != py {
+                                let cut = |t: &str| t.chars().take(600).collect::<String>();
+                                eprintln!(
+                                    "hosts: account {n}, read {part} (export, profile, index, timeline, search):\n  host {k}: {}\n  host 0: {}",
+                                    cut(px),
+                                    cut(py)
+                                );
+                            }
+                        }
+                    }
+                }
+            }
             return None;
         }
         std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// The last warnings and errors of each host's log, printed when the check fails.
+fn print_host_logs(hosts: &[Host]) {
+    for (k, h) in hosts.iter().enumerate() {
+        let log = std::fs::read_to_string(h.dir.join("kledger.log")).unwrap_or_default();
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| (l.contains("WARN") || l.contains("ERROR")) && !l.contains("librdkafka"))
+            .collect();
+        eprintln!("hosts: host {k}, last warnings of {}:", lines.len());
+        for l in &lines[lines.len().saturating_sub(30)..] {
+            eprintln!("  {}", l.chars().take(400).collect::<String>());
+        }
     }
 }
 
@@ -592,6 +638,19 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
     }
     let (want, _) = expected(&c, &all, PARTITIONS);
     f.oracle = check(&commits(&bootstrap, &c), &want);
+    if !f.ok() {
+        print_host_logs(&hosts);
+        let log = std::fs::read_to_string(broker_dir.join("broker.log")).unwrap_or_default();
+        let lines: Vec<&str> = log.lines().collect();
+        eprintln!(
+            "hosts: the broker's log, last {} of {} lines:",
+            lines.len().min(40),
+            lines.len()
+        );
+        for l in &lines[lines.len().saturating_sub(40)..] {
+            eprintln!("  {}", l.chars().take(400).collect::<String>());
+        }
+    }
     for h in hosts.iter_mut() {
         if let Some(child) = h.child.take() {
             stop(child);

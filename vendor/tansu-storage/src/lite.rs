@@ -615,8 +615,12 @@ impl Delegate {
                 .inspect_err(|err| error!(self.cluster, deflated.producer_id, ?err))?
                 as i16;
 
-            let row = connection
-                .query_one(
+            // kledger change 7: a batch of an epoch this producer no longer has (an idempotent
+            // producer bumps its epoch after a delivery timeout, KIP-360, while a batch of the
+            // old one is still in flight) is refused as fenced; it panicked here ("more or less
+            // than one row"), and the broker then refused every login until it restarted.
+            let mut rows = connection
+                .query(
                     "producer_select_for_update.sql",
                     (
                         self.cluster.as_str(),
@@ -636,6 +640,9 @@ impl Delegate {
                         ?err
                     )
                 })?;
+            let Some(row) = rows.next().await.inspect_err(|err| error!(?err))? else {
+                return Err(Error::Api(ErrorCode::InvalidProducerEpoch));
+            };
 
             let sequence = row.get::<i32>(0).inspect_err(|err| error!(?err))?;
 
