@@ -38,11 +38,6 @@ impl Backoff {
         pause
     }
 
-    /// The pause [`Backoff::next_pause`] would give now.
-    pub fn peek(&self) -> Duration {
-        self.next
-    }
-
     /// Starts over from the first pause (after a success).
     pub fn reset(&mut self) {
         self.next = self.first;
@@ -77,7 +72,7 @@ mod tests {
         assert_eq!(got, [500, 1_000, 2_000, 3_000, 3_000]);
         b.reset();
         assert_eq!(b.next_pause(), Duration::from_millis(500));
-        assert_eq!(b.peek(), Duration::from_millis(1_000));
+        assert_eq!(b.next_pause(), Duration::from_millis(1_000));
     }
 
     #[test]

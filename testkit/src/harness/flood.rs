@@ -14,7 +14,6 @@
 //! queued. Then the whole process is stopped (SIGSTOP) past its groups' session timeout and
 //! resumed: its members are expired and must get their partitions back and decide again.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -133,21 +132,8 @@ fn decide(
     records: &[kledger_schemas::IntentRecord],
     before: f64,
 ) -> anyhow::Result<(f64, bool)> {
-    let file = dir.join("stream.jsonl");
-    std::fs::File::create(&file)?.write_all(jsonl(records).as_bytes())?;
     let started = Instant::now();
-    let out = std::process::Command::new(bin)
-        .args(["publish", "--input"])
-        .arg(&file)
-        .envs(env.iter().cloned())
-        .env("KLEDGER_HTTP__LISTEN", "")
-        .current_dir(dir)
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "publish: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    super::publish_with(bin, dir, env, records)?;
     let target = before + records.len() as f64;
     let deadline = Instant::now() + Duration::from_secs(300);
     while answered_total(port) < target {

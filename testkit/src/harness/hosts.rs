@@ -399,18 +399,18 @@ fn equal_everywhere(hosts: &[Host], within: Duration) -> Option<Vec<String>> {
     }
 }
 
-/// The last warnings and errors of each host's log, printed when the check fails.
-fn print_host_logs(hosts: &[Host]) {
-    for (k, h) in hosts.iter().enumerate() {
-        let log = std::fs::read_to_string(h.dir.join("kledger.log")).unwrap_or_default();
-        let lines: Vec<&str> = log
-            .lines()
-            .filter(|l| (l.contains("WARN") || l.contains("ERROR")) && !l.contains("librdkafka"))
-            .collect();
-        eprintln!("hosts: host {k}, last warnings of {}:", lines.len());
-        for l in &lines[lines.len().saturating_sub(30)..] {
-            eprintln!("  {}", l.chars().take(400).collect::<String>());
-        }
+/// Prints the last `n` lines of the log at `path` that `keep` accepts, under `label` (when the
+/// check fails).
+fn print_log_tail(label: &str, path: &Path, keep: impl Fn(&str) -> bool, n: usize) {
+    let log = std::fs::read_to_string(path).unwrap_or_default();
+    let lines: Vec<&str> = log.lines().filter(|l| keep(l)).collect();
+    eprintln!(
+        "hosts: {label}, last {} of {} lines:",
+        lines.len().min(n),
+        lines.len()
+    );
+    for l in &lines[lines.len().saturating_sub(n)..] {
+        eprintln!("  {}", l.chars().take(400).collect::<String>());
     }
 }
 
@@ -427,29 +427,6 @@ fn owned_again(hosts: &[Host], alive: &[usize], since: Instant, within: Duration
         }
         std::thread::sleep(Duration::from_millis(100));
     }
-}
-
-fn publish(
-    bin: &Path,
-    dir: &Path,
-    env: &[(String, String)],
-    records: &[IntentRecord],
-) -> anyhow::Result<()> {
-    let file = dir.join("stream.jsonl");
-    std::fs::write(&file, jsonl(records))?;
-    let out = std::process::Command::new(bin)
-        .args(["publish", "--input"])
-        .arg(&file)
-        .envs(env.iter().cloned())
-        .env("KLEDGER_HTTP__LISTEN", "")
-        .current_dir(dir)
-        .output()?;
-    anyhow::ensure!(
-        out.status.success(),
-        "publish: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    Ok(())
 }
 
 fn quantile(v: &mut [f64], q: f64) -> f64 {
@@ -565,7 +542,7 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
         ..HostsFigures::default()
     };
     let (first, second) = records.split_at(intents);
-    publish(bin, dir.path(), &env, first)?;
+    super::publish_with(bin, dir.path(), &env, first)?;
     answered(&c, first, Duration::from_secs(180), || true).map_err(anyhow::Error::msg)?;
     let before = equal_everywhere(&hosts, Duration::from_secs(90));
     f.equal_at_start = before.is_some();
@@ -603,7 +580,7 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
             .all(|h| (0..ACCOUNTS).all(|i| reads(h, i).as_ref() == want.get(i)))
     });
     // Mid-stream: the second host dies while the second stream is decided.
-    publish(bin, dir.path(), &env, second)?;
+    super::publish_with(bin, dir.path(), &env, second)?;
     std::thread::sleep(Duration::from_millis(300));
     hosts[1].kill();
     let killed = Instant::now();
@@ -620,7 +597,7 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
     let third = stream(seed ^ 0xC07, ACCOUNTS, intents / 2);
     let mut all: Vec<IntentRecord> = records.clone();
     if let Some(ns) = netns.as_ref().filter(|_| !cut.is_zero()) {
-        publish(bin, dir.path(), &env, &third)?;
+        super::publish_with(bin, dir.path(), &env, &third)?;
         all.extend(third.iter().cloned());
         ns.link(false);
         let cut_at = Instant::now();
@@ -639,17 +616,18 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
     let (want, _) = expected(&c, &all, PARTITIONS);
     f.oracle = check(&commits(&bootstrap, &c), &want);
     if !f.ok() {
-        print_host_logs(&hosts);
-        let log = std::fs::read_to_string(broker_dir.join("broker.log")).unwrap_or_default();
-        let lines: Vec<&str> = log.lines().collect();
-        eprintln!(
-            "hosts: the broker's log, last {} of {} lines:",
-            lines.len().min(40),
-            lines.len()
-        );
-        for l in &lines[lines.len().saturating_sub(40)..] {
-            eprintln!("  {}", l.chars().take(400).collect::<String>());
+        let warning =
+            |l: &str| (l.contains("WARN") || l.contains("ERROR")) && !l.contains("librdkafka");
+        for (k, h) in hosts.iter().enumerate() {
+            let label = format!("host {k}'s warnings");
+            print_log_tail(&label, &h.dir.join("kledger.log"), warning, 30);
         }
+        print_log_tail(
+            "the broker's log",
+            &broker_dir.join("broker.log"),
+            |_| true,
+            40,
+        );
     }
     for h in hosts.iter_mut() {
         if let Some(child) = h.child.take() {

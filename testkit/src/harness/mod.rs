@@ -271,3 +271,28 @@ pub fn run_only(
     }
     Ok(s)
 }
+
+/// Publishes `records` with `bin publish` (a process of its own, configured by `env`, in
+/// `dir`), as an extractor would.
+fn publish_with(
+    bin: &std::path::Path,
+    dir: &std::path::Path,
+    env: &[(String, String)],
+    records: &[kledger_schemas::IntentRecord],
+) -> anyhow::Result<()> {
+    let file = dir.join("stream.jsonl");
+    std::fs::write(&file, crate::kafka::jsonl(records))?;
+    let out = std::process::Command::new(bin)
+        .args(["publish", "--input"])
+        .arg(&file)
+        .envs(env.iter().cloned())
+        .env("KLEDGER_HTTP__LISTEN", "")
+        .current_dir(dir)
+        .output()?;
+    anyhow::ensure!(
+        out.status.success(),
+        "publish: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Ok(())
+}

@@ -123,7 +123,7 @@ fn needs_principal(path: &str) -> bool {
         || path.starts_with("/mcp/")
 }
 
-pub use crate::serve::api::Authenticated;
+use crate::serve::api::Authenticated;
 
 /// Authenticates an API or MCP request from its head alone (`401` before its body is read),
 /// and holds one of its principal's `api.requests_per_principal_max` shares until the answer's
@@ -230,7 +230,7 @@ async fn one_host(req: Request, next: Next) -> Response {
     next.run(req).await
 }
 
-pub use crate::serve::api::error_response;
+use crate::serve::api::error_response;
 
 /// Reads the whole body within its bounds before the handler sees it: `413` past the byte
 /// bound (announced or sent), `408` past the time bound.
