@@ -213,6 +213,45 @@ fn uuid_of(id: &PointId) -> Option<Uuid> {
     }
 }
 
+/// How deep [`tie_complete`] asks each shard, at most, as a multiple of the limit.
+pub const TIE_DEPTH_MAX: usize = 8;
+
+/// The best `limit` hits, by score then id, from shards asked through `ask(want)` for their
+/// best `want` each: the same on every replica holding the same points. An engine cuts its
+/// best `want` among equal scores by its internal offsets, which differ between replicas (and
+/// BM25 gives many rows the same score), so a hit is kept only where the cut cannot have
+/// dropped one that outranks it: above the lowest score of every shard that returned all it
+/// was asked for. While fewer than `limit` are certain, the shards are asked twice as deep, up
+/// to [`TIE_DEPTH_MAX`] times the limit; past that (more than that many points tied at the
+/// cut), the uncertain ones fill the answer by score and id, and replicas may differ there.
+pub fn tie_complete(
+    limit: usize,
+    mut ask: impl FnMut(usize) -> Result<Vec<Vec<(Uuid, f32)>>, VectorError>,
+) -> Result<Vec<(Uuid, f32)>, VectorError> {
+    if limit == 0 {
+        return Ok(Vec::new());
+    }
+    let deepest = limit.saturating_mul(TIE_DEPTH_MAX);
+    let mut want = limit.saturating_add(1);
+    loop {
+        let per_shard = ask(want)?;
+        // Scores at or below this may be missing from a shard that was cut.
+        let cut = per_shard
+            .iter()
+            .filter(|hits| hits.len() >= want)
+            .filter_map(|hits| hits.iter().map(|h| h.1).reduce(f32::min))
+            .reduce(f32::max);
+        let mut hits: Vec<(Uuid, f32)> = per_shard.into_iter().flatten().collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        let certain = cut.map_or(hits.len(), |c| hits.partition_point(|h| h.1 > c));
+        if certain >= limit || cut.is_none() || want >= deepest {
+            hits.truncate(limit);
+            return Ok(hits);
+        }
+        want = want.saturating_mul(2).min(deepest);
+    }
+}
+
 /// The closed segments of the write-ahead log in `wal` (`closed-<first index>`), by first
 /// index.
 fn closed_wal_segments(wal: &Path) -> Result<Vec<(u64, PathBuf)>, VectorError> {
@@ -631,7 +670,9 @@ impl EdgeIndex {
 
     /// BM25's inverse document frequency of each of `indices` (sparse terms) over the whole
     /// collection: every shard's statistics summed (vendored change 7), so a sharded
-    /// collection scores as one shard would. What sparse queries weigh their terms with.
+    /// collection scores as one shard would, and counted over the points left only, so two
+    /// replicas holding the same points score alike whatever their segments' history. What
+    /// sparse queries weigh their terms with.
     pub fn sparse_idf(&self, indices: &[u32]) -> Result<Vec<f32>, VectorError> {
         let (mut n, mut df) = (0, vec![0; indices.len()]);
         for shard in &self.shards {
@@ -811,7 +852,7 @@ impl VectorIndex for EdgeIndex {
         self.ask_shards(Job::Erase)
     }
 
-    /// Every shard's best `limit`, merged: by score, then by id.
+    /// The best `limit` over every shard: by score, then by id ([`tie_complete`]).
     fn query(
         &self,
         vector: QueryVector,
@@ -822,23 +863,9 @@ impl VectorIndex for EdgeIndex {
         let (q, using) = match vector {
             QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
             QueryVector::Sparse(s) => {
-                // BM25's IDF over the whole collection (every shard's statistics summed, so a
-                // sharded collection scores as one shard would): the query's weights times it.
-                let (mut n, mut df) = (0, vec![0; s.indices.len()]);
-                for shard in &self.shards {
-                    let (sn, sdf) = shard
-                        .read()?
-                        .sparse_document_frequencies(SPARSE, &s.indices)
-                        .map_err(err)?;
-                    n += sn;
-                    df.iter_mut().zip(sdf).for_each(|(a, b)| *a += b);
-                }
-                let values: Vec<f32> = s
-                    .values
-                    .iter()
-                    .zip(&df)
-                    .map(|(w, d)| w * EdgeShard::idf(n, *d))
-                    .collect();
+                // BM25's IDF over the whole collection: the query's weights times it.
+                let idf = self.sparse_idf(&s.indices)?;
+                let values: Vec<f32> = s.values.iter().zip(idf).map(|(w, i)| w * i).collect();
                 (
                     Vector::new_sparse(s.indices, values).map_err(err)?.0,
                     SPARSE,
@@ -846,34 +873,34 @@ impl VectorIndex for EdgeIndex {
             }
         };
         let filter = filter(f)?;
-        let mut hits = Vec::new();
-        for shard in &self.shards {
-            let req = QueryRequest {
-                prefetches: vec![],
-                query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
-                    q.clone(),
-                    using,
-                )))),
-                filter: Some(filter.clone()),
-                score_threshold: None,
-                limit,
-                offset: 0,
-                params: None,
-                with_vector: WithVector::Bool(false),
-                with_payload: WithPayloadInterface::Bool(false),
-            };
-            let found = shard.read()?.query(req).map_err(err)?;
-            hits.extend(
-                found
-                    .into_iter()
-                    .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score))),
-            );
-        }
-        if self.shards.len() > 1 {
-            hits.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-            hits.truncate(limit);
-        }
-        Ok(hits)
+        let ask = |want: usize| -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
+            let mut per_shard = Vec::with_capacity(self.shards.len());
+            for shard in &self.shards {
+                let req = QueryRequest {
+                    prefetches: vec![],
+                    query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                        q.clone(),
+                        using,
+                    )))),
+                    filter: Some(filter.clone()),
+                    score_threshold: None,
+                    limit: want,
+                    offset: 0,
+                    params: None,
+                    with_vector: WithVector::Bool(false),
+                    with_payload: WithPayloadInterface::Bool(false),
+                };
+                let found = shard.read()?.query(req).map_err(err)?;
+                per_shard.push(
+                    found
+                        .into_iter()
+                        .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score)))
+                        .collect(),
+                );
+            }
+            Ok(per_shard)
+        };
+        tie_complete(limit, ask)
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {
@@ -919,5 +946,54 @@ impl VectorIndex for EdgeIndex {
         }
         out.sort_by_key(|(u, _)| *u);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_cut_among_equal_scores_does_not_change_the_answer() {
+        // Three shards of 200 points whose scores take five values: the engine's best `want`
+        // of each shard cuts ties in an order of its own (here a seeded shuffle per replica).
+        // Every replica's answer is the true best `limit` by score then id, as long as the
+        // tie at the cut is within TIE_DEPTH_MAX times the limit.
+        use rand::{Rng, SeedableRng};
+        let points: Vec<Vec<(Uuid, f32)>> = (0..3u128)
+            .map(|s| {
+                (0..200u128)
+                    .map(|i| (Uuid::from_u128(s * 1_000 + i), (i % 5) as f32))
+                    .collect()
+            })
+            .collect();
+        let mut truth: Vec<(Uuid, f32)> = points.iter().flatten().copied().collect();
+        truth.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        for limit in [1, 7, 40, 150] {
+            for replica in 0..4u64 {
+                let mut rng = rand::rngs::StdRng::seed_from_u64(replica);
+                let mut asked = Vec::new();
+                let got = tie_complete(limit, |want| {
+                    asked.push(want);
+                    Ok(points
+                        .iter()
+                        .map(|shard| {
+                            let mut s: Vec<(Uuid, f32, u32)> =
+                                shard.iter().map(|&(u, v)| (u, v, rng.random())).collect();
+                            s.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)));
+                            s.into_iter().take(want).map(|(u, v, _)| (u, v)).collect()
+                        })
+                        .collect())
+                })
+                .unwrap();
+                // Each shard holds 40 points of each score: asked TIE_DEPTH_MAX times the
+                // limit deep, a shard past 40 shows where the top tie ends.
+                if limit * TIE_DEPTH_MAX > 40 {
+                    assert_eq!(got, truth[..limit], "limit {limit}, asked {asked:?}");
+                } else {
+                    assert_eq!(got.len(), limit);
+                }
+            }
+        }
     }
 }

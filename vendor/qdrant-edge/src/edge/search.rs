@@ -152,7 +152,8 @@ impl EdgeShard {
 /// sparse queries with the collection's document frequencies, not each shard's own.
 impl EdgeShard {
     /// The statistics the `idf` modifier reads for `indices` of the sparse vector
-    /// `vector_name` in this shard: (vectors indexed, and per index the vectors that have it).
+    /// `vector_name` in this shard: (the points left, and per index the points left that have
+    /// it; deleted points, which stay in the segments until they are optimised, are not counted).
     /// A caller sums them over its shards, weighs each query term with [`Self::idf`], and
     /// queries a sparse vector without the modifier: every shard then scores as one would.
     pub fn sparse_document_frequencies(
@@ -175,11 +176,13 @@ impl EdgeShard {
         else {
             return Ok((0, vec![0; indices.len()]));
         };
+        // The points left (deleted ones, which the segments' vector counts keep until they
+        // are optimised, left out): what the document frequencies count too.
+        let points = context.available_point_count();
         let stats = context.mut_idf_stats();
-        let indexed = stats.indexed_vectors.get(vector_name).copied().unwrap_or(0);
         let df = stats.idf.get(vector_name);
         Ok((
-            indexed,
+            points,
             indices
                 .iter()
                 .map(|i| df.and_then(|d| d.get(i)).copied().unwrap_or(0))

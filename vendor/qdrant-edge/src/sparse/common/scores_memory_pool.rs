@@ -1,8 +1,9 @@
 use crate::common::defaults::POOL_KEEP_LIMIT;
-use crate::common::types::ScoreType;
 use parking_lot::Mutex;
 
-type PooledScores = Vec<ScoreType>;
+// kledger patch, change 9 (`KLEDGER-PATCH.md`): a batch's scores are summed in f64, so they do
+// not depend on the order the posting lists are walked in.
+type PooledScores = Vec<f64>;
 
 #[derive(Debug)]
 pub struct PooledScoresHandle<'a> {

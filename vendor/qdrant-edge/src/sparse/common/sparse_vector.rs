@@ -69,7 +69,10 @@ pub fn score_vectors<T: Ord + Eq>(
     other_indices: &[T],
     other_values: &[DimWeight],
 ) -> Option<ScoreType> {
-    let mut score = 0.0;
+    // kledger patch, change 9 (`KLEDGER-PATCH.md`): the products summed in f64, where adding a
+    // few f32 values is exact, so the score does not depend on the order of the terms (which
+    // the segment's remapping of dimensions decides).
+    let mut score = 0.0f64;
     // track whether there is any overlap
     let mut overlap = false;
     let mut i = 0;
@@ -80,13 +83,13 @@ pub fn score_vectors<T: Ord + Eq>(
             std::cmp::Ordering::Greater => j += 1,
             std::cmp::Ordering::Equal => {
                 overlap = true;
-                score += self_values[i] * other_values[j];
+                score += f64::from(self_values[i] * other_values[j]);
                 i += 1;
                 j += 1;
             }
         }
     }
-    overlap.then_some(score)
+    overlap.then_some(score as ScoreType)
 }
 
 impl RemappedSparseVector {

@@ -171,12 +171,15 @@ impl<'a, 'b, T: PostingListIter> SearchContext<'a, 'b, T> {
                     let local_id = (id - batch_start_id) as usize;
                     // SAFETY: `id` is within `batch_start_id..=batch_last_id`
                     // Thus, `local_id` is within `0..batch_len`.
-                    *unsafe { scores.get_unchecked_mut(local_id) } += element_score;
+                    // kledger patch, change 9: summed in f64 (exact for a few f32 terms),
+                    // so the order the posting lists are walked in does not change the score.
+                    *unsafe { scores.get_unchecked_mut(local_id) } += f64::from(element_score);
                 },
             );
         }
 
         for (local_index, &score) in self.pooled.scores.iter().enumerate() {
+            let score = score as f32;
             // publish only the non-zero scores above the current min to beat
             if score != 0.0 && score > self.top_results.threshold() {
                 let real_id = batch_start_id + local_index as PointOffsetType;

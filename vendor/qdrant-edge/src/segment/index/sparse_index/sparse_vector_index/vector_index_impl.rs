@@ -8,6 +8,7 @@ use crate::common::types::{PointOffsetType, ScoredPointOffset, TelemetryDetail};
 use crate::sparse::common::sparse_vector::SparseVector;
 use crate::sparse::common::types::DimId;
 use crate::sparse::index::inverted_index::InvertedIndex;
+use crate::sparse::index::posting_list_common::PostingListIter;
 
 use super::SparseVectorIndex;
 use crate::segment::common::operation_error::{OperationError, OperationResult, check_process_stopped};
@@ -80,11 +81,24 @@ impl<TInvertedIndex: InvertedIndex> VectorIndexRead for SparseVectorIndex<TInver
         idf: &mut HashMap<DimId, usize>,
         hw_counter: &HardwareCounterCell,
     ) -> OperationResult<()> {
+        // kledger patch, change 7 (`KLEDGER-PATCH.md`): a deleted point stays in the posting
+        // lists until its segment is optimised, so counting a list's length would make the
+        // statistics depend on when each segment was last optimised (two replicas holding the
+        // same points would score differently). Deleted points are skipped instead.
+        let id_tracker = self.id_tracker.borrow();
+        let any_deleted = id_tracker.deleted_point_count() > 0;
         for (dim_id, count) in idf.iter_mut() {
             if let Some(remapped_dim_id) = self.indices_tracker.remap_index(*dim_id) {
-                *count += self
-                    .inverted_index
-                    .posting_list_len(remapped_dim_id, hw_counter)?;
+                *count += if any_deleted {
+                    self.inverted_index
+                        .get(remapped_dim_id, hw_counter)?
+                        .into_std_iter()
+                        .filter(|e| !id_tracker.is_deleted_point(e.record_id))
+                        .count()
+                } else {
+                    self.inverted_index
+                        .posting_list_len(remapped_dim_id, hw_counter)?
+                };
             }
         }
         Ok(())
