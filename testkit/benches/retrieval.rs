@@ -82,6 +82,7 @@ fn main() -> anyhow::Result<()> {
             .iter()
             .map(|r| (r.id.as_str(), r.content.as_str()))
             .collect();
+        let keywords = kledger_topology::serve::api::search::KeywordThreads::default();
         for q in set.questions.iter().filter(|q| q.split == "dev") {
             let got = kledger_testkit::retrieval::answer(
                 &index,
@@ -89,6 +90,7 @@ fn main() -> anyhow::Result<()> {
                 &ids,
                 Method::Search(Fusion::default()),
                 q,
+                &keywords,
             )?;
             if got.iter().take(5).any(|g| q.relevant.contains(g)) {
                 continue;

@@ -10,7 +10,7 @@ use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
 use kledger_topology::generations::Live;
 use kledger_topology::serve::api::Api;
-use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
+use kledger_topology::vector::embedder::{Embedder, HashingEmbedder};
 use kledger_topology::vector::{SearchIndex, VectorGen};
 
 /// An [`Api`] over `views` and `vectors`, with `config`, for a ledger of `partitions`; the
@@ -60,7 +60,7 @@ pub fn projections(
     partitions: i32,
 ) -> anyhow::Result<(ViewStore, VectorGen)> {
     let views = ViewStore::open(&dir.join("views"), 8 << 20)?;
-    let embedder: Arc<dyn Embedder> = Arc::new(LocalEmbedder::new(64));
+    let embedder: Arc<dyn Embedder> = Arc::new(HashingEmbedder::new(64));
     let index = kledger_topology::vector::edge::EdgeIndex::open(
         &dir.join("index"),
         &kledger_processors::payload::collection_name("text", 64, 1),

@@ -24,7 +24,7 @@ use kledger_schemas::{
 };
 use kledger_state::MarkStore;
 use kledger_topology::pipeline::project::OutboxCommit;
-use kledger_topology::serve::api::search::{Fusion, rank};
+use kledger_topology::serve::api::search::{Fusion, KeywordThreads, rank};
 use kledger_topology::vector::embedder::Embedder;
 use kledger_topology::vector::{QueryVector, VectorGen, VectorIndex};
 use serde::Deserialize;
@@ -350,6 +350,7 @@ pub fn answer(
     ids: &BTreeMap<Uuid, String>,
     method: Method,
     q: &Question,
+    keywords: &KeywordThreads,
 ) -> anyhow::Result<Vec<String>> {
     let a = owner_of(&q.account)?;
     let owner = Principal {
@@ -362,7 +363,7 @@ pub fn answer(
     };
     let filter = access_filter(&owner, &a, &[]);
     let found = match method {
-        Method::Search(f) => rank(index, embedder, &f, &filter, &q.question, RESULTS)?,
+        Method::Search(f) => rank(index, embedder, &f, &filter, &q.question, RESULTS, keywords)?,
         Method::Bm25 => {
             let s = Bm25::default().query(&q.question);
             if s.indices.is_empty() {
@@ -451,8 +452,9 @@ pub fn evaluate(
     method: Method,
 ) -> anyhow::Result<Table> {
     let mut t = Table::new();
+    let keywords = KeywordThreads::default();
     for q in &set.questions {
-        let a = answer(index, embedder, ids, method, q)?;
+        let a = answer(index, embedder, ids, method, q, &keywords)?;
         for cat in [q.category.as_str(), "all"] {
             t.entry((q.split.clone(), cat.to_owned()))
                 .or_default()

@@ -18,8 +18,13 @@ const RANKS: &[(&str, u32)] = &[
     ("kledger-processors", 1),
     ("kledger-retrieval", 1),
     ("kledger-state", 2),
-    ("kledger-topology", 3),
-    ("kledger-testkit", 4),
+    ("kledger-runtime", 3),
+    ("kledger-kafka", 4),
+    ("kledger-vectors", 4),
+    ("kledger-pipeline", 5),
+    ("kledger-serve", 6),
+    ("kledger-topology", 7),
+    ("kledger-testkit", 8),
 ];
 
 fn root() -> PathBuf {

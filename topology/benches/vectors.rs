@@ -44,10 +44,12 @@ use kledger_topology::pipeline::project::OutboxCommit;
 use kledger_topology::pipeline::project::vectors::{apply, plan};
 use kledger_topology::serve::api::Api;
 use kledger_topology::serve::api::at::{At, rows_at};
-use kledger_topology::serve::api::search::{Fusion, SearchRequest, rank, search_knowledge};
+use kledger_topology::serve::api::search::{
+    Fusion, KeywordThreads, SearchRequest, rank, search_knowledge,
+};
 use kledger_topology::vector::SearchIndex;
 use kledger_topology::vector::edge::EdgeIndex;
-use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
+use kledger_topology::vector::embedder::{Embedder, HashingEmbedder};
 use kledger_topology::vector::{Point, QueryVector, VectorError, VectorGen, VectorIndex};
 
 /// The bench's embedder, timed: the time spent embedding, and each text's vector kept for the
@@ -196,7 +198,7 @@ fn main() {
     }
     let commits = positioned(&ledger.commits);
     let base: Arc<dyn Embedder> = if std::env::args().any(|a| a == "hash") {
-        Arc::new(LocalEmbedder::new(256))
+        Arc::new(HashingEmbedder::new(256))
     } else {
         kledger_testkit::retrieval::default_embedder().expect("the local model")
     };
@@ -394,6 +396,7 @@ fn main() {
     let mut raw_ms = Vec::with_capacity(QUERIES);
     let mut search_ms = Vec::with_capacity(QUERIES);
     let (mut rank_ms, mut hydrate_ms) = (Vec::new(), Vec::new());
+    let keywords = KeywordThreads::default();
     let (mut dense_ms, mut keyword_ms, mut between_ms) = (Vec::new(), Vec::new(), Vec::new());
     let mut adjacent_ms = Vec::with_capacity(QUERIES);
     let mut found = 0usize;
@@ -469,6 +472,7 @@ fn main() {
             &filter,
             &query_of(2 * QUERIES + i),
             8,
+            &keywords,
         )
         .expect("rank");
         rank_ms.push(started.elapsed().as_secs_f64() * 1e3);

@@ -1,36 +1,33 @@
-//! kledger's runtime: the Kafka layer, the processor and the projections, the HTTP API, the
-//! composition of a process and the `kledger` command line.
+//! The `kledger` binary's crate: the composition of a process and the command line, over the
+//! crates below it (re-exported here under the module names the tests and benches use).
 //!
-//! Layers, each using only those before it:
-//! 1. [`kafka`]: how partitions are read and written (the one partition reader, clients,
-//!    topics, the embedded broker, the record codec); [`vector`]: the vector indexes and
-//!    embedders. Nothing about ledgers.
-//! 2. [`pipeline`]: what kledger does with records: the processor and restore, the projections
-//!    and their driver, replay, rebuild, publish, migrate, the offline mode.
-//! 3. [`serve`]: HTTP: the listener, metrics and health, the read API and the ingress.
-//! 4. [`app`]: the composition root: which parts a process runs, and how they are wired.
-//! 5. [`cli`]: one file per command; the binary's `main` only calls it.
+//! Crates, each using only those before it:
+//! 1. [`config`], [`status`], [`shutdown`], [`generations`], [`metrics`], [`backoff`],
+//!    [`memory`] (crate `kledger-runtime`): what every part of a process shares.
+//! 2. [`kafka`] (crate `kledger-kafka`): how partitions are read and written (the one client
+//!    builder, the partition reader, topics, the embedded broker, the record codec); [`vector`]
+//!    (crate `kledger-vectors`): the vector indexes and embedders. Nothing about ledgers.
+//! 3. [`pipeline`] (crate `kledger-pipeline`): what kledger does with records: the processor and
+//!    restore, the projections and their driver, replay, rebuild, publish, migrate, the offline
+//!    mode, and the context every part of a process shares.
+//! 4. [`serve`] (crate `kledger-serve`): HTTP: the listener, metrics and health, the read API,
+//!    the ingress and MCP.
 //!
-//! Shared by every layer: [`config`] (TOML with `KLEDGER_*` overrides), `context` (what
-//! every part of a process shares), [`shutdown`], [`status`] (what `/readyz` reports),
-//! [`generations`] (projection generations swapped in atomically), [`metrics`], `logs`
-//! (the log subscriber and the scrubbing of secrets), `lines` (bounded JSON-lines input),
-//! `progress` (progress bars), [`memory`] (transparent huge pages off).
+//! In this crate: [`app`], the composition root (which parts a process runs, and how they are
+//! wired), and [`cli`], one file per command; the binary's `main` only calls it.
 
 pub mod app;
-pub mod backoff;
+pub use kledger_runtime::backoff;
 pub mod cli;
-pub mod config;
-pub(crate) mod context;
-pub mod generations;
-pub mod kafka;
-pub(crate) mod lines;
-pub(crate) mod logs;
-pub mod memory;
-pub mod metrics;
-pub mod pipeline;
-pub(crate) mod progress;
-pub mod serve;
-pub mod shutdown;
-pub mod status;
-pub mod vector;
+pub use kledger_kafka as kafka;
+pub use kledger_pipeline as pipeline;
+pub(crate) use kledger_pipeline::context;
+pub use kledger_runtime::config;
+pub use kledger_runtime::generations;
+pub(crate) use kledger_runtime::logs;
+pub use kledger_runtime::memory;
+pub use kledger_runtime::metrics;
+pub use kledger_runtime::shutdown;
+pub use kledger_runtime::status;
+pub use kledger_serve as serve;
+pub use kledger_vectors as vector;

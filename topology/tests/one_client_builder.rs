@@ -23,7 +23,7 @@ fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
 #[test]
 fn every_client_configuration_comes_from_the_one_builder() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
-    let builder = root.join("topology/src/kafka/clients.rs");
+    let builder = root.join("kafka/src/clients.rs");
     let mut files = Vec::new();
     sources(&root, &mut files);
     assert!(

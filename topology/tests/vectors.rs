@@ -15,7 +15,7 @@ use kledger_schemas::*;
 use kledger_state::MarkStore;
 use kledger_testkit::{GenConfig, Generator, Ledger};
 use kledger_topology::pipeline::project::vectors::{apply, plan};
-use kledger_topology::vector::embedder::{Embedder, LocalEmbedder};
+use kledger_topology::vector::embedder::{Embedder, HashingEmbedder};
 use kledger_topology::vector::{QueryVector, VectorIndex};
 use rand::{Rng, SeedableRng};
 use uuid::Uuid;
@@ -99,7 +99,7 @@ fn principal(rng: &mut impl Rng, accounts: &[String]) -> Principal {
 
 fn suite(index: &dyn VectorIndex, marks_dir: &std::path::Path) {
     let l = ledger(2_500);
-    let embedder = LocalEmbedder::new(256);
+    let embedder = HashingEmbedder::new(256);
     let marks = MarkStore::open(marks_dir).unwrap();
     feed(index, &marks, &l.commits, &embedder);
 
@@ -237,7 +237,7 @@ fn an_intents_own_vector_is_used_as_it_is() {
     let index: Arc<dyn VectorIndex> = Arc::new(
         kledger_topology::vector::edge::EdgeIndex::open(dir.path(), "cm_text_8_v1", 8).unwrap(),
     );
-    let embedder = LocalEmbedder::new(8);
+    let embedder = HashingEmbedder::new(8);
     let mut own = kledger_testkit::build::fact("Plays the cello");
     let v = vec![0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0];
     own.embedding = Some(Embedding {

@@ -68,15 +68,17 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     }
     // The active vector generation's embedder first: a missing or mismatched model is a bad
     // configuration, found before anything starts (and kept loaded for the projection).
+    let embedders = Arc::new(crate::vector::Embedders::default());
     let embedder = if config.vectors.enabled && (roles.vectors || roles.api) {
         let v = config.vectors.clone();
+        let e = embedders.clone();
         let loaded = tokio::task::spawn_blocking(move || {
             if !v.dir.exists() {
                 // A first start: the first generation will be the configured embedder's.
-                return crate::vector::shared_embedder(&v.embedder);
+                return e.shared(&v.embedder);
             }
             let gens = crate::generations::Generations::new(&v.dir)?;
-            crate::vector::generation_embedder(&gens.path(&gens.active_or_first()?), &v.embedder)
+            e.for_generation(&gens.path(&gens.active_or_first()?), &v.embedder)
         })
         .await??;
         tracing::info!(model = %loaded.model(), dim = loaded.dim(), "embedder loaded");
@@ -114,6 +116,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         status: Arc::new(Status::default()),
         shutdown: Shutdown::new(),
         partitions,
+        embedders,
     };
     let config = ctx.config.clone();
     let store = if roles.apply {

@@ -118,7 +118,7 @@ fn drive_sink<T: Send + Sync + 'static, P: Projection>(
 fn open_vectors_until_open(ctx: &AppContext) -> Option<SearchIndex> {
     let mut backoff = RETRY_BACKOFF;
     loop {
-        match open_vectors(&ctx.config, true) {
+        match open_vectors(ctx, true) {
             Ok(v) => return Some(v),
             Err(e) => {
                 let pause = backoff.next_pause();
@@ -161,15 +161,16 @@ pub(crate) fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Liv
 }
 
 /// Opens the vector projection's active generation (and each one swapped in later), each with
-/// the embedder it was built with ([`crate::vector::generation_embedder`]).
-fn open_vectors(config: &Config, owner: bool) -> anyhow::Result<SearchIndex> {
-    let v = config.vectors.clone();
+/// the embedder it was built with ([`crate::vector::Embedders::for_generation`]).
+fn open_vectors(ctx: &AppContext, owner: bool) -> anyhow::Result<SearchIndex> {
+    let v = ctx.config.vectors.clone();
+    let embedders = ctx.embedders.clone();
     let live = Live::open(&v.dir.clone(), owner, move |p| {
         let generation = p
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let embedder = crate::vector::generation_embedder(p, &v.embedder)?;
+        let embedder = embedders.for_generation(p, &v.embedder)?;
         let dim = embedder.dim();
         let name = kledger_processors::payload::collection_name("text", dim, 1);
         tracing::info!(collection = %name, backend = ?v.backend, model = %embedder.model(), generation = %generation, "vector index open");
@@ -219,7 +220,7 @@ pub(crate) fn follow(
                         }
                     }
                     None if std::time::Instant::now() >= next_open => {
-                        match open_vectors(&ctx.config, false) {
+                        match open_vectors(&ctx, false) {
                             Ok(v) => {
                                 let _ = slot.set(v);
                             }

@@ -1,0 +1,190 @@
+//! `kledger publish`: intent records as JSON lines → Avro → the intents topic, keyed by account,
+//! on the murmur2 partition, with the line's timestamp as the record timestamp.
+
+use std::collections::BTreeSet;
+use std::io::BufRead;
+use std::sync::mpsc::{Receiver, channel};
+use std::time::{Duration, Instant};
+
+use anyhow::Context;
+use kledger_processors::routing::partition_for;
+use kledger_schemas::IntentRecord;
+use rdkafka::producer::{BaseRecord, Producer};
+
+use kledger_kafka::clients::{DeliveryContext, producer_config, send_waiting};
+use kledger_runtime::config::Config;
+
+/// What a publish did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct PublishSummary {
+    /// Records delivered.
+    pub published: u64,
+    /// Lines that are not intent records (not sent), with their line numbers (first 20).
+    pub invalid: Vec<(u64, String)>,
+    /// Count of invalid lines.
+    pub invalid_total: u64,
+}
+
+/// Sends intent records to the intents topic (murmur2 partition of the account, the record's
+/// timestamp as the Kafka timestamp) and tracks their delivery. Blocking.
+pub struct Publisher {
+    producer: kledger_kafka::clients::PolledProducer<DeliveryContext>,
+    reports: Receiver<kledger_kafka::clients::Delivery>,
+    topic: String,
+    partitions: i32,
+    in_flight: BTreeSet<u64>,
+    next_id: u64,
+    codec: kledger_kafka::codec::Codec,
+    record_bytes_max: usize,
+}
+
+impl std::fmt::Debug for Publisher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Publisher")
+            .field("topic", &self.topic)
+            .field("in_flight", &self.in_flight.len())
+            .finish()
+    }
+}
+
+impl Publisher {
+    /// A publisher to the configured intents topic of `partitions` partitions (registering
+    /// the schemas when a registry is configured).
+    pub fn new(config: &Config, partitions: i32) -> anyhow::Result<Self> {
+        let (tx, reports) = channel();
+        let producer = producer_config(config, None)
+            .create_with_context(DeliveryContext::new(tx))
+            .context("create producer")?;
+        Ok(Self {
+            producer,
+            reports,
+            topic: config.topics().intents,
+            partitions,
+            in_flight: BTreeSet::new(),
+            next_id: 0,
+            codec: kledger_kafka::codec::Codec::connect(config)?,
+            record_bytes_max: config.limits.record_bytes_max,
+        })
+    }
+
+    /// Why `record` cannot be sent: its encoding is over the record budget (the processor
+    /// would dead-letter it as `oversize`).
+    pub fn refuses(&self, record: &IntentRecord) -> Option<String> {
+        let n = self.codec.encode(&record.intent).len();
+        (n > self.record_bytes_max).then(|| {
+            format!(
+                "the intent's record is {n} bytes, over the record budget of {} bytes",
+                self.record_bytes_max
+            )
+        })
+    }
+
+    /// Sends one record (waiting while the producer queue is full, up to 60 s); returns how
+    /// many earlier records were confirmed delivered meanwhile.
+    pub fn send(&mut self, record: &IntentRecord) -> anyhow::Result<u64> {
+        let key = record.intent.account_id.as_bytes();
+        let payload = self.codec.encode(&record.intent);
+        let id = self.next_id;
+        self.next_id += 1;
+        let rec = BaseRecord::with_opaque_to(&self.topic, Box::new(id))
+            .key(key)
+            .payload(payload.as_slice())
+            .partition(partition_for(key, self.partitions))
+            .timestamp(record.timestamp);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        send_waiting(&self.producer, rec, deadline)
+            .map_err(|(e, _)| anyhow::anyhow!("send: {e}"))?;
+        self.in_flight.insert(id);
+        let mut done = 0;
+        while let Ok(d) = self.reports.try_recv() {
+            self.in_flight.remove(&d.id);
+            d.result
+                .map_err(|(e, _)| anyhow::anyhow!("delivery failed: {e}"))?;
+            done += 1;
+        }
+        Ok(done)
+    }
+
+    /// Waits (up to 120 s) until every record sent is delivered; calls `delivered` per record.
+    pub fn finish(self, delivered: &dyn Fn()) -> anyhow::Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        let mut in_flight = self.in_flight;
+        while !in_flight.is_empty() {
+            let d = self
+                .reports
+                .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+                .map_err(|_| anyhow::anyhow!("{} records not delivered", in_flight.len()))?;
+            in_flight.remove(&d.id);
+            d.result
+                .map_err(|(e, _)| anyhow::anyhow!("delivery failed: {e}"))?;
+            delivered();
+        }
+        self.producer
+            .flush(Duration::from_secs(10))
+            .context("flush")?;
+        Ok(())
+    }
+}
+
+/// Publishes every line of `input` to the intents topic (with `partitions` partitions).
+/// Blocking.
+pub fn publish(
+    config: &Config,
+    partitions: i32,
+    input: &mut dyn BufRead,
+    progress: bool,
+) -> anyhow::Result<PublishSummary> {
+    let mut publisher = Publisher::new(config, partitions)?;
+    let bar = kledger_runtime::progress::bar(None, "intents published", progress);
+    let mut summary = PublishSummary::default();
+    let mut line = Vec::new();
+    let mut n = 0u64;
+    let invalid = |summary: &mut PublishSummary, n: u64, why: String| {
+        summary.invalid_total += 1;
+        if summary.invalid.len() < 20 {
+            summary.invalid.push((n, why));
+        }
+    };
+    // A line may hold a record at the budget written as JSON with every character escaped.
+    let line_max = config.limits.record_bytes_max.saturating_mul(6);
+    while let Some(fits) = kledger_runtime::lines::read_line_bounded(input, &mut line, line_max)? {
+        n += 1;
+        if !fits {
+            invalid(
+                &mut summary,
+                n,
+                format!("line longer than {line_max} bytes"),
+            );
+            continue;
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        let record: IntentRecord = match serde_json::from_str(text) {
+            Ok(r) => r,
+            Err(e) => {
+                invalid(&mut summary, n, e.to_string());
+                continue;
+            }
+        };
+        if let Some(why) = publisher.refuses(&record) {
+            invalid(&mut summary, n, why);
+            continue;
+        }
+        let done = publisher
+            .send(&record)
+            .with_context(|| format!("line {n}"))?;
+        summary.published += done;
+        bar.inc(done);
+    }
+    let late = std::cell::Cell::new(0u64);
+    publisher.finish(&|| {
+        late.set(late.get() + 1);
+        bar.inc(1);
+    })?;
+    summary.published += late.get();
+    bar.finish_and_clear();
+    Ok(summary)
+}

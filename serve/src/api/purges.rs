@@ -1,0 +1,292 @@
+//! `GET /v1/purges/{action_id}`: a purge receipt — where the purge stands in each copy kledger
+//! keeps (`docs/privacy.md`), and `complete` once every one has passed it.
+//!
+//! Copies, and what "erased" means for each:
+//! - `ledger`: every commit of the purge is in the outbox and the processor's state (its data
+//!   keys destroyed there); with the processor in this process, its store's erasure of the
+//!   older versions has run too.
+//! - `keys_topic`: the destroyed keys' tombstones are written (known where the processor runs
+//!   in this process) and the topic's compaction bound has passed.
+//! - `views`: the view store folded the purge, ran its erasure, and published the account's
+//!   View without the rows.
+//! - `views_topic`: that View is published and the topic's compaction bound has passed.
+//! - `vectors`: the vector sink applied the purge and its index's and key cache's erasures ran
+//!   (`not_kept` when vectors are off; `not_observed` in a process that does not own the sink).
+//! - `intents_topic`: the intents topic's retention bound has passed (the intents that carried
+//!   the purged text were recorded before the purge).
+//!
+//! Owner, or a principal of the tenant with the role `role_privacy`; anything else, and an
+//! action the view store has not folded as a purge, is the uniform `unavailable`.
+
+use std::time::Instant;
+
+use axum::extract::{Path, Query, State};
+use axum::response::Response;
+use kledger_state::StateRead;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+use super::owns;
+use super::read::{blocking, finish};
+use super::{AccountParam, Api, ApiError, Caller, now_ms, target};
+use kledger_kafka::topics::KEYS_COMPACTION_MS;
+
+/// The role that may read any account's purge receipts in its tenant.
+pub const PRIVACY_ROLE: &str = "role_privacy";
+
+/// Where a purge stands in one copy.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, JsonSchema)]
+pub struct Copy {
+    /// Which copy.
+    pub copy: &'static str,
+    /// `erased`, `pending`, `not_kept` (this deployment keeps no such copy) or `not_observed`
+    /// (another process holds it).
+    pub state: &'static str,
+    /// When a copy erased by a time bound is erased at the latest (ms).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub by: Option<i64>,
+}
+
+/// A purge receipt.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct PurgeReceipt {
+    /// The purge's action.
+    pub action_id: String,
+    /// The account.
+    pub account_id: String,
+    /// The purge's last commit folded.
+    pub commit_seq: i64,
+    /// Its record time (ms).
+    pub recorded_at: i64,
+    /// Rows tombstoned.
+    pub rows: u64,
+    /// Every copy has passed the purge.
+    pub complete: bool,
+    /// Each copy.
+    pub copies: Vec<Copy>,
+}
+
+fn state(done: bool) -> &'static str {
+    if done { "erased" } else { "pending" }
+}
+
+fn by_time(copy: &'static str, ready: bool, by: i64, now: i64) -> Copy {
+    Copy {
+        copy,
+        state: state(ready && now >= by),
+        by: Some(by),
+    }
+}
+
+/// How long after a record's time the broker removes it by compaction or retention at most,
+/// beyond the topic's own retention: `kafka.compaction_slack_ms` when set; else one maintenance
+/// run on the embedded broker (its storage URL's `maintenance_interval`, 10 minutes by
+/// default); one `segment.ms` plus `max.compaction.lag.ms` on Kafka, as kledger creates its
+/// topics.
+fn broker_slack_ms(api: &Api) -> i64 {
+    if let Some(ms) = api.config.kafka.compaction_slack_ms {
+        return ms.max(0);
+    }
+    if !api.config.embedded() {
+        return 2 * KEYS_COMPACTION_MS;
+    }
+    maintenance_interval_ms(&api.config.embedded.storage).unwrap_or(600_000)
+}
+
+/// The `maintenance_interval` of an embedded broker's storage URL (`1s`, `500ms`, `10m`).
+fn maintenance_interval_ms(storage: &str) -> Option<i64> {
+    let v = storage
+        .split_once('?')?
+        .1
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("maintenance_interval="))?;
+    let split = v.find(|c: char| !c.is_ascii_digit())?;
+    let (n, unit) = v.split_at(split);
+    let n: i64 = n.parse().ok()?;
+    Some(match unit {
+        "ms" => n,
+        "s" => n * 1_000,
+        "m" => n * 60_000,
+        "h" => n * 3_600_000,
+        _ => return None,
+    })
+}
+
+/// The receipt of `action_id` of `account`; `None` when the view store folded no such purge.
+fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeReceipt>, ApiError> {
+    let views = api.views.get();
+    let Some(mark) = views.purge(account, action_id)? else {
+        return Ok(None);
+    };
+    let now = now_ms();
+    let slack = broker_slack_ms(api);
+    let mut copies = Vec::with_capacity(6);
+    // The processor's state, and the key tombstones it queues, where this process runs it.
+    let (ledger, tombstones) = match &api.state {
+        Some(store) => {
+            let p = kledger_processors::routing::partition_for(account.as_bytes(), api.partitions);
+            let prefix = kledger_state::keys::account(p, account)?;
+            let queued = !store.scan(kledger_state::Cf::Shred, &prefix, 1)?.is_empty();
+            (
+                mark.complete && !store.erasures().is_pending(&prefix),
+                mark.complete && !queued,
+            )
+        }
+        None => (mark.complete, mark.complete),
+    };
+    copies.push(Copy {
+        copy: "ledger",
+        state: state(ledger),
+        by: None,
+    });
+    copies.push(by_time(
+        "keys_topic",
+        tombstones,
+        mark.recorded_at + slack,
+        now,
+    ));
+    let published = !views.view_pending(account)?;
+    copies.push(Copy {
+        copy: "views",
+        state: state(mark.complete && published && !views.erasure_pending(account)),
+        by: None,
+    });
+    copies.push(by_time(
+        "views_topic",
+        mark.complete && published,
+        mark.recorded_at + slack,
+        now,
+    ));
+    copies.push(vectors(api, account, &mark)?);
+    copies.push(by_time(
+        "intents_topic",
+        true,
+        mark.recorded_at + api.config.kafka.intents_retention_ms.max(0) + slack,
+        now,
+    ));
+    let complete = copies
+        .iter()
+        .all(|c| matches!(c.state, "erased" | "not_kept"));
+    Ok(Some(PurgeReceipt {
+        action_id: action_id.to_owned(),
+        account_id: account.to_owned(),
+        commit_seq: mark.commit_seq,
+        recorded_at: mark.recorded_at,
+        rows: mark.rows,
+        complete,
+        copies,
+    }))
+}
+
+fn vectors(api: &Api, account: &str, mark: &kledger_state::PurgeMark) -> Result<Copy, ApiError> {
+    let copy = |state| Copy {
+        copy: "vectors",
+        state,
+        by: None,
+    };
+    if !api.config.vectors.enabled {
+        return Ok(copy("not_kept"));
+    }
+    let Some(search) = api.search.as_ref().and_then(|s| s.get()) else {
+        return Ok(copy("not_observed"));
+    };
+    let generation = search.live.get();
+    let Ok(marks) = generation.marks() else {
+        return Ok(copy("not_observed"));
+    };
+    let applied = marks.applied(account)? >= mark.commit_seq;
+    let erased = !generation.index.erasure().due()
+        && !marks
+            .erasures()
+            .is_pending(&kledger_state::keycache::entry(account, ""));
+    Ok(copy(state(mark.complete && applied && erased)))
+}
+
+/// Purges the pending gauges look at per round at most.
+const WATCHED_MAX: usize = 100_000;
+/// How often the pending gauges are computed.
+const WATCH_EVERY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// Keeps [`kledger_runtime::metrics::PURGES_PENDING`] and [`kledger_runtime::metrics::PURGE_PENDING_SECONDS`]
+/// current: purges the view store folded whose receipt is not complete, and the oldest one's
+/// age. Ends at shutdown.
+pub fn watch(api: Api, shutdown: kledger_runtime::shutdown::Shutdown) {
+    std::thread::Builder::new()
+        .name("kledger-purges".into())
+        .spawn(move || {
+            while !shutdown.sleep(WATCH_EVERY) {
+                match pending(&api) {
+                    Ok((n, oldest_ms)) => {
+                        metrics::gauge!(kledger_runtime::metrics::PURGES_PENDING).set(n as f64);
+                        metrics::gauge!(kledger_runtime::metrics::PURGE_PENDING_SECONDS)
+                            .set(oldest_ms as f64 / 1_000.0);
+                    }
+                    Err(e) => tracing::warn!(error = %e.message(), "purge receipts: reading the view store failed"),
+                }
+            }
+        })
+        .map(|_| ())
+        .unwrap_or_else(|e| tracing::error!(error = %e, "purge receipts: no watcher thread"));
+}
+
+/// (purges not complete, age of the oldest of them in ms).
+fn pending(api: &Api) -> Result<(u64, i64), ApiError> {
+    let now = now_ms();
+    let (mut n, mut oldest) = (0u64, 0i64);
+    for (account, action, _) in api.views.get().purges(WATCHED_MAX)? {
+        if let Some(r) = receipt(api, &account, &action)?
+            && !r.complete
+        {
+            n += 1;
+            oldest = oldest.max(now - r.recorded_at);
+        }
+    }
+    Ok((n, oldest))
+}
+
+/// `GET /v1/purges/{action_id}`.
+pub async fn purge(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    Path(action_id): Path<String>,
+    Query(q): Query<AccountParam>,
+) -> Response {
+    let started = Instant::now();
+    let r = async {
+        let account = target(&p, q.account.as_deref())?;
+        if !owns(&p, &account) && !p.roles.iter().any(|r| r == PRIVACY_ROLE) {
+            return Err(ApiError::unavailable());
+        }
+        if action_id.len() > 1_024 {
+            return Err(ApiError::unavailable());
+        }
+        let api = api.clone();
+        blocking(move || receipt(&api, &account, &action_id)?.ok_or_else(ApiError::unavailable))
+            .await
+            .map(axum::Json)
+    }
+    .await;
+    finish("purges", started, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn maintenance_intervals_are_read_off_the_storage_url() {
+        assert_eq!(
+            maintenance_interval_ms("sqlite://b/t.db?maintenance_interval=1s"),
+            Some(1_000)
+        );
+        assert_eq!(
+            maintenance_interval_ms("sqlite://b/t.db?x=1&maintenance_interval=10m"),
+            Some(600_000)
+        );
+        assert_eq!(maintenance_interval_ms("sqlite://b/t.db"), None);
+        assert_eq!(
+            maintenance_interval_ms("memory://tansu/?maintenance_interval=x"),
+            None
+        );
+    }
+}

@@ -1,0 +1,471 @@
+//! `POST /v1/search`: search_knowledge. The query is embedded (dense: the configured embedder,
+//! over [`kledger_processors::index_text::query`]; sparse: BM25's terms), both providers
+//! return candidate ids under the access filter, the candidates are fused by weighted
+//! reciprocal rank ([`rank`]), hydrated from the view store and checked again (`may_read`,
+//! active, current now) before `limit` handles are returned — never bodies or trigger
+//! conditions.
+
+use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
+use std::time::Instant;
+
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use kledger_processors::access::may_read;
+use kledger_processors::bm25::Bm25;
+use kledger_processors::ids::memory_id_of;
+use kledger_processors::payload::{AccountRef, access_filter_of};
+use kledger_schemas::{AssertionClass, Kind, Status};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use uuid::Uuid;
+
+use super::at::{At, rows_at};
+use super::read::{after_wait, finish};
+use super::waits::caught_up;
+use super::{Api, ApiError, Caller, target};
+use kledger_vectors::embedder::Embedder;
+use kledger_vectors::{QueryVector, VectorError, VectorIndex};
+
+/// Longest query, chars.
+pub const QUERY_CHARS_MAX: usize = 500;
+/// Candidates each provider returns per requested result.
+pub const CANDIDATES_PER_RESULT: usize = 2;
+/// Reciprocal rank fusion constant.
+pub const RRF_K: f32 = 10.0;
+
+/// The request.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchRequest {
+    /// 1..=500 chars.
+    pub query: String,
+    /// 1..=20 (default 8).
+    #[serde(default)]
+    pub limit: Option<usize>,
+    /// Kinds to search (default all).
+    #[serde(default)]
+    #[schemars(with = "Vec<String>")]
+    pub kinds: Vec<Kind>,
+    /// The account (default: the principal's own).
+    #[serde(default)]
+    pub account: Option<String>,
+    /// Effective time, ms (default: now): rows in effect then.
+    #[serde(default)]
+    pub as_of: Option<i64>,
+    /// Record time, ms (default: everything recorded): rows as the ledger knew them then.
+    #[serde(default)]
+    pub known_at: Option<i64>,
+    /// Wait until the view store and the vector index have applied this commit of the account
+    /// (read-your-writes).
+    #[serde(default)]
+    pub min_commit_seq: Option<i64>,
+    /// How long to wait for it, ms (0..=30000, default 5000).
+    #[serde(default)]
+    pub wait_ms: Option<u64>,
+}
+
+/// One result: a handle, never a body or a trigger condition.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct Handle {
+    /// The row.
+    pub memory_id: String,
+    /// fact | document | trigger.
+    #[schemars(with = "String")]
+    pub kind: Kind,
+    /// Slot, if any.
+    pub slot: Option<String>,
+    /// The one-line content (a playbook's description).
+    pub content: String,
+    /// How certain it is.
+    #[schemars(with = "String")]
+    pub assertion_class: AssertionClass,
+    /// Fused score (reciprocal rank).
+    pub score: f32,
+}
+
+/// The answer.
+#[derive(Debug, Serialize, JsonSchema)]
+pub struct SearchAnswer {
+    /// Handles, best first.
+    pub results: Vec<Handle>,
+}
+
+/// How the two providers' candidates are fused: weighted reciprocal rank fusion, each list's
+/// rank r (from 1) adding `weight / (k + r)`. The defaults are tuned on the retrieval set's dev
+/// split (`testkit/data/retrieval`; `cargo bench -p kledger-testkit --bench retrieval -- tune`
+/// searches them): the dense list weighs four times BM25's, so a keyword match reorders the
+/// semantic candidates more than it adds its own. (A score fusion, `cos + w · b / (b + h)`,
+/// was tried there too and did not do better: 0.912 against 0.921 recall@5 on dev. With the
+/// index text of `kledger_processors::index_text` v2 the grid is flat around these values:
+/// 0.974 on dev for every setting near them.)
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fusion {
+    /// Weight of the dense (semantic) list.
+    pub dense: f32,
+    /// Weight of the BM25 (keyword) list.
+    pub keyword: f32,
+    /// The rank constant.
+    pub k: f32,
+    /// Candidates each provider returns per requested result.
+    pub depth: usize,
+}
+
+impl Default for Fusion {
+    fn default() -> Self {
+        Self {
+            dense: 4.0,
+            keyword: 1.0,
+            k: RRF_K,
+            depth: CANDIDATES_PER_RESULT,
+        }
+    }
+}
+
+impl Fusion {
+    /// Fuses ranked lists (dense first, then keyword), best first; ties by id, so the order is
+    /// deterministic.
+    pub fn fuse(&self, dense: &[(Uuid, f32)], keyword: &[(Uuid, f32)]) -> Vec<(Uuid, f32)> {
+        let mut scores: BTreeMap<Uuid, f32> = BTreeMap::new();
+        for (list, weight) in [(dense, self.dense), (keyword, self.keyword)] {
+            for (rank, (id, _)) in list.iter().enumerate() {
+                *scores.entry(*id).or_insert(0.0) += weight / (self.k + rank as f32 + 1.0);
+            }
+        }
+        let mut fused: Vec<(Uuid, f32)> = scores.into_iter().collect();
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        fused
+    }
+}
+
+/// The candidates of `query` under `filter` (the access filter: applied before ranking by
+/// both providers), fused and best first, at most `limit × depth` of each: the dense
+/// provider's nearest rows and BM25's best, as point ids.
+pub fn rank(
+    index: &Arc<dyn VectorIndex>,
+    embedder: &dyn Embedder,
+    fusion: &Fusion,
+    filter: &serde_json::Value,
+    query: &str,
+    limit: usize,
+    keywords: &KeywordThreads,
+) -> Result<Vec<(Uuid, f32)>, VectorError> {
+    let depth = limit * fusion.depth;
+    // The keyword provider needs no embedding: a keyword thread runs it while the query is
+    // embedded on this one, so its cost hides behind the model's. When every keyword thread
+    // is busy and the queue is full, it runs here after the dense query.
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job: Job = {
+        let (index, filter, query) = (index.clone(), filter.clone(), query.to_owned());
+        Box::new(move || {
+            let _ = tx.send(keyword(index.as_ref(), &filter, &query, depth));
+        })
+    };
+    let queued = keywords.queue().is_some_and(|q| q.try_send(job).is_ok());
+    let started = Instant::now();
+    let dense = embedder.embed_query(&kledger_processors::index_text::query(query));
+    metrics::counter!(kledger_runtime::metrics::EMBEDDED_TEXTS_TOTAL, "use" => "queries")
+        .increment(1);
+    metrics::histogram!(kledger_runtime::metrics::EMBED_SECONDS, "use" => "queries")
+        .record(started.elapsed().as_secs_f64());
+    let by_vector = dense.and_then(|d| index.query(QueryVector::Dense(d), filter, depth))?;
+    let by_keyword = if queued {
+        rx.recv()
+            .unwrap_or_else(|_| Err(VectorError::Backend("the keyword query failed".into())))?
+    } else {
+        keyword(index.as_ref(), filter, query, depth)?
+    };
+    Ok(fusion.fuse(&by_vector, &by_keyword))
+}
+
+/// BM25's best `depth` candidates of `query` under `filter`.
+fn keyword(
+    index: &dyn VectorIndex,
+    filter: &serde_json::Value,
+    query: &str,
+    depth: usize,
+) -> Result<Vec<(Uuid, f32)>, VectorError> {
+    let sparse = Bm25::default().query(query);
+    if sparse.indices.is_empty() {
+        Ok(Vec::new())
+    } else {
+        index.query(QueryVector::Sparse(sparse), filter, depth)
+    }
+}
+
+type Job = Box<dyn FnOnce() + Send>;
+
+/// Keyword queries waiting for a keyword thread at most.
+const KEYWORD_QUEUE: usize = 64;
+
+/// The keyword threads of one API (one per core, at most 8), started on its first search and
+/// ended when it is dropped: a search that started a thread of its own paid ≈ 90 µs for it on
+/// the bench machine, a third of a raw filtered query.
+#[derive(Debug, Default)]
+pub struct KeywordThreads {
+    /// The threads' queue (`None`: no thread could start).
+    queue: OnceLock<Option<mpsc::SyncSender<Job>>>,
+}
+
+impl KeywordThreads {
+    /// The queue, the threads started on first use.
+    fn queue(&self) -> Option<&mpsc::SyncSender<Job>> {
+        self.queue.get_or_init(start_keyword_threads).as_ref()
+    }
+}
+
+/// Starts the keyword threads; each ends when the queue's sender is dropped.
+fn start_keyword_threads() -> Option<mpsc::SyncSender<Job>> {
+    let (tx, rx) = mpsc::sync_channel::<Job>(KEYWORD_QUEUE);
+    let rx = Arc::new(Mutex::new(rx));
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let started = (0..threads.clamp(1, 8))
+        .filter(|i| {
+            let rx = rx.clone();
+            std::thread::Builder::new()
+                .name(format!("kledger-keyword-{i}"))
+                .spawn(move || {
+                    loop {
+                        let job = match rx.lock() {
+                            Ok(rx) => rx.recv(),
+                            Err(_) => return,
+                        };
+                        let Ok(job) = job else { return };
+                        // A panicking query drops its answer's sender (its search fails), not
+                        // this thread.
+                        let _ = std::panic::catch_unwind(AssertUnwindSafe(job));
+                    }
+                })
+                .is_ok()
+        })
+        .count();
+    (started > 0).then_some(tx)
+}
+
+/// search_knowledge for `p` (blocking: embedder, index and view store calls).
+pub fn search_knowledge(
+    api: &Api,
+    p: &kledger_processors::access::Principal,
+    req: SearchRequest,
+) -> Result<SearchAnswer, ApiError> {
+    let account = target(p, req.account.as_deref())?;
+    let limit = req.limit.unwrap_or(8);
+    if !(1..=20).contains(&limit) {
+        return Err(ApiError::bad("bad_limit", "limit must be in 1..=20"));
+    }
+    let n = req.query.chars().count();
+    if !(1..=QUERY_CHARS_MAX).contains(&n) || req.query.trim().is_empty() {
+        return Err(ApiError::bad("bad_query", "query must have 1..=500 chars"));
+    }
+    let Some(slot) = &api.search else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "search_unavailable",
+            "no vector index in this process",
+        ));
+    };
+    let Some(search) = slot.get() else {
+        return Err(ApiError::new(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "search_unavailable",
+            "the vector index is not open yet",
+        ));
+    };
+    caught_up(api, p, &account, req.min_commit_seq, true)?;
+    let when = At::new(req.as_of, req.known_at);
+    let generation = search.live.get();
+    let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
+    // At a past time the rows in effect then may be superseded or closed now: every status is
+    // a candidate, and twice as many are asked for.
+    let past = when.is_past();
+    let filter = access_filter_of(p, &acct, &req.kinds, !past);
+    let fusion = if past {
+        Fusion {
+            depth: Fusion::default().depth * 2,
+            ..Fusion::default()
+        }
+    } else {
+        Fusion::default()
+    };
+    let ranked = rank(
+        &generation.index,
+        generation.embedder.as_ref(),
+        &fusion,
+        &filter,
+        &req.query,
+        limit,
+        &api.keywords,
+    )
+    .map_err(ApiError::internal)?;
+    let mut results = Vec::new();
+    // Hydrate (the row as it stood at the read's time) and check again: the index may lag the
+    // view store, or be wrong. Candidates are read `limit` at a time, in one batched read
+    // each, until `limit` pass.
+    for batch in ranked.chunks(limit) {
+        if results.len() >= limit {
+            break;
+        }
+        let ids: Vec<String> = batch
+            .iter()
+            .map(|(id, _)| memory_id_of(id.as_u128()))
+            .collect();
+        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let rows = rows_at(api, &account, &ids, when)?;
+        for (row, (_, score)) in rows.into_iter().zip(batch) {
+            let Some(row) = row else {
+                continue;
+            };
+            if results.len() >= limit
+                || row.status != Status::Active
+                || !row.is_current(when.as_of)
+                || !may_read(p, &row)
+                || (!req.kinds.is_empty() && !req.kinds.contains(&row.kind))
+            {
+                continue;
+            }
+            results.push(Handle {
+                memory_id: row.memory_id,
+                kind: row.kind,
+                slot: row.slot,
+                content: row.content,
+                assertion_class: row.assertion_class,
+                score: *score,
+            });
+        }
+    }
+    Ok(SearchAnswer { results })
+}
+
+/// `POST /v1/search`.
+pub async fn search(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    body: axum::body::Bytes,
+) -> Response {
+    let started = Instant::now();
+    let r = async {
+        if body.len() > 16 * 1024 {
+            return Err(ApiError::new(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "body_too_large",
+                "a search request is at most 16 KiB",
+            ));
+        }
+        let req: SearchRequest = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
+        let (a, p2) = (api.clone(), p.clone());
+        let (account, min, wait) = (req.account.clone(), req.min_commit_seq, req.wait_ms);
+        after_wait(&a, &p2, account.as_deref(), min, wait, true, move || {
+            search_knowledge(&api, &p, req)
+        })
+        .await
+    }
+    .await
+    .map(axum::Json);
+    finish("search", started, r)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_keyword_queue_runs_the_keyword_query_on_the_callers_thread() {
+        use kledger_vectors::Point;
+        use kledger_vectors::edge::EdgeIndex;
+        use kledger_vectors::embedder::HashingEmbedder;
+        use std::sync::Condvar;
+        let dir = tempfile::tempdir().unwrap();
+        let index: Arc<dyn VectorIndex> =
+            Arc::new(EdgeIndex::open(dir.path(), "cm_text_16_v1", 16).unwrap());
+        let embedder = HashingEmbedder::new(16);
+        let mut texts = vec!["Plays the cello on Sundays".to_owned()];
+        texts.extend((0..20).map(|i| format!("Listens to music while cooking dish {i}")));
+        let points: Vec<Point> = texts
+            .iter()
+            .enumerate()
+            .map(|(n, t)| Point {
+                id: Uuid::from_u128(n as u128 + 1),
+                dense: embedder.embed(&[t.as_str()]).unwrap().remove(0),
+                sparse: Bm25::default().document(t),
+                payload: serde_json::Map::new(),
+            })
+            .collect();
+        index.write_batch(points, &[]).unwrap();
+        let filter = serde_json::json!({});
+        let keywords = KeywordThreads::default();
+        let ask = || {
+            rank(
+                &index,
+                &embedder,
+                &Fusion::default(),
+                &filter,
+                "cello",
+                4,
+                &keywords,
+            )
+            .unwrap()
+        };
+        let free = ask();
+        assert_eq!(free[0].0, Uuid::from_u128(1), "{free:?}");
+        // Every keyword thread busy and the queue full: jobs that wait on a gate. The queue
+        // counts as full only once every thread holds one of them (a thread that takes its job
+        // after the queue filled would leave a place for the search's own).
+        let gate = Arc::new((Mutex::new(false), Condvar::new()));
+        let running = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let queue = keywords.queue().expect("keyword threads");
+        let threads = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .clamp(1, 8);
+        let deadline = Instant::now() + std::time::Duration::from_secs(30);
+        let mut held = 0;
+        loop {
+            let (gate, started) = (gate.clone(), running.clone());
+            let job: Job = Box::new(move || {
+                started.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let (open, opened) = &*gate;
+                let mut open = open.lock().unwrap();
+                while !*open {
+                    open = opened.wait(open).unwrap();
+                }
+            });
+            if queue.try_send(job).is_ok() {
+                held += 1;
+                continue;
+            }
+            if running.load(std::sync::atomic::Ordering::SeqCst) >= threads {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "keyword threads never took their jobs"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        assert!(held >= KEYWORD_QUEUE, "{held}");
+        let full = ask();
+        *gate.0.lock().unwrap() = true;
+        gate.1.notify_all();
+        assert_eq!(full, free);
+    }
+
+    #[test]
+    fn fusion_rewards_agreement_and_breaks_ties_by_id() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let f = Fusion::default();
+        let fused = f.fuse(&[(b, 0.9), (a, 0.8)], &[(a, 5.0), (c, 1.0)]);
+        assert_eq!(fused[0].0, a, "in both lists");
+        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, c]);
+        // The dense list weighs more: its first beats the keyword list's first.
+        assert_eq!(f.fuse(&[(c, 1.0)], &[(b, 1.0)])[0].0, c);
+        let even = Fusion {
+            dense: 1.0,
+            keyword: 1.0,
+            ..f
+        };
+        let tie = even.fuse(&[(c, 1.0)], &[(b, 1.0)]);
+        assert_eq!(tie[0].0, b, "equal scores: by id");
+    }
+}
