@@ -19,8 +19,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 
-use anyhow::Context;
-use kledger_state::{StateRead, WriteSet, keys};
+use kledger_state::WriteSet;
 use rdkafka::consumer::{CommitMode, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::message::{Message, OwnedMessage};
@@ -29,14 +28,12 @@ use rdkafka::types::RDKafkaErrorCode;
 
 use super::batch::{DecideContext, Decided, PartDecided, RefusedAt, decide_parallel};
 use super::durable::{Durable, Writing, make_durable};
-use super::{BatchError, Part, Processor};
-use crate::records::delivery::{self, Failure, Sent, await_delivery, send};
+use super::{BatchError, Processor};
+use crate::records::delivery::{self, Failure, Sent};
 use kledger_runtime::metrics as m;
 
 /// Calls of `abort_transaction` before a failing abort stops the processor.
 const ABORT_ATTEMPTS: u32 = 4;
-/// Destroyed keys' tombstones written per partition per turn at most.
-const SHRED_BATCH: usize = 10_000;
 
 /// A batch handed to the producer, not yet durable.
 #[derive(Debug)]
@@ -163,28 +160,12 @@ impl Processor {
         Ok((decided, writes))
     }
 
-    /// Sends `decided`'s commits and receipts, each with the configured delivery timeout.
-    /// Handing the records to the producer is the `send` phase (delivery is awaited later).
-    fn send(&mut self, decided: &Decided) -> Sent {
-        self.send_on(false, decided)
-    }
-
-    /// [`Self::send`] on the keys producer when `keys` and there is one (records to the keys
-    /// topic, which a batch waits for: that producer does not linger).
-    fn send_on(&mut self, keys: bool, decided: &Decided) -> Sent {
+    /// Sends `decided`'s commits and receipts (to the keys producer when `keys`), each with the
+    /// configured delivery timeout. Handing the records to the producer is the `send` phase
+    /// (delivery is awaited later).
+    fn send(&mut self, keys: bool, decided: &Decided) -> Sent {
         let t = Instant::now();
-        let timeout = Duration::from_millis(self.config.processor.delivery_timeout_ms);
-        let producer = match &self.keys_producer {
-            Some(p) if keys => p,
-            _ => &self.producer,
-        };
-        let sent = send(
-            producer,
-            &self.topics,
-            &mut self.next_id,
-            &decided.out,
-            timeout,
-        );
+        let sent = self.outlet.send(keys, &decided.out);
         phase("send", t);
         sent
     }
@@ -196,12 +177,11 @@ impl Processor {
         if decided.keys.is_empty() {
             return None;
         }
-        let keys = Decided {
-            keys: Vec::new(),
-            out: std::mem::take(&mut decided.keys),
-            parts: BTreeMap::new(),
-        };
-        Some(self.send_on(true, &keys))
+        let t = Instant::now();
+        let sent = self.outlet.send(true, &decided.keys);
+        decided.keys.clear();
+        phase("send", t);
+        Some(sent)
     }
 
     /// Waits for data keys [`Self::send_keys`] sent and follows where they landed. Returns the
@@ -212,8 +192,8 @@ impl Processor {
             return BTreeMap::new();
         };
         let t = Instant::now();
-        let settled = await_delivery(&mut self.deliveries, sent);
-        self.follow_keys(&settled.keys_written);
+        let settled = self.outlet.settle(sent);
+        self.keys.follow(&settled.keys_written);
         phase("keys", t);
         settled.failed
     }
@@ -230,14 +210,12 @@ impl Processor {
             decided.retain_partitions(|p| !keys_failed.contains_key(&p));
             writes.retain_partitions(|p| !keys_failed.contains_key(&p));
         }
-        let keys_next = decided
-            .parts
-            .keys()
-            .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
-            .collect();
+        let keys_next = self.keys.positions(decided.parts.keys().copied());
         // A purge's fold queues the keys it destroyed for tombstones ([`Processor::drain_shred`]).
-        self.shred_due |= writes.family(kledger_state::Cf::Shred).next().is_some();
-        let sent = self.send(&decided);
+        if writes.family(kledger_state::Cf::Shred).next().is_some() {
+            self.keys.shred_queued();
+        }
+        let sent = self.send(false, &decided);
         InFlight {
             sent,
             writes,
@@ -247,38 +225,13 @@ impl Processor {
         }
     }
 
-    /// Follows the keys topic's partitions this processor writes: while every record written
-    /// to one lands at the offset after its last, nothing else wrote there, and state's keys
-    /// position may move past them once their batch is durable. A gap (another writer: an
-    /// old owner still writing) stops that until the partition's next restore, which reads
-    /// the keys topic from the last position state holds.
-    pub(super) fn follow_keys(&mut self, written: &BTreeMap<i32, Vec<i64>>) {
-        for (p, offsets) in written {
-            for &o in offsets {
-                match self.keys_next.get_mut(p) {
-                    Some(next) if *next == o => *next += 1,
-                    Some(_) => {
-                        tracing::info!(
-                            partition = p,
-                            offset = o,
-                            "keys topic: a record not written by this processor; its keys position waits for the next restore"
-                        );
-                        self.keys_next.remove(p);
-                        break;
-                    }
-                    None => break,
-                }
-            }
-        }
-    }
-
     /// Awaits delivery, then starts the state write of the partitions whose records were all
     /// written (state with the outbox and input positions, on the state writer: see
     /// [`super::durable`]); [`Self::await_durable`] waits for it and commits their input
     /// offsets. Returns the partitions that failed.
     fn complete(&mut self, f: InFlight) -> BTreeMap<i32, Failure> {
         let t = Instant::now();
-        let settled = await_delivery(&mut self.deliveries, f.sent);
+        let settled = self.outlet.settle(f.sent);
         phase("deliver", t);
         let mut failed = settled.failed;
         absorb(&mut failed, f.keys_failed);
@@ -354,10 +307,8 @@ impl Processor {
             metrics::counter!(m::INTENTS_REJECTED_FOR_SIZE_TOTAL).increment(d.too_large);
         }
         for p in parts.keys() {
-            if self.parts.contains_key(p) {
-                self.parts.insert(*p, Part::Ready { failures: 0 });
-            }
-            self.failing_since.remove(p);
+            self.membership.settled(*p);
+            self.health.recovered(*p);
             // Refused positions at or before what is now durable are answered for good.
             self.refused
                 .retain(|(rp, o), _| *rp != *p || *o >= parts[p].next_offset);
@@ -382,7 +333,7 @@ impl Processor {
                 why = format!("partition {p}: {}", f.reason);
             }
         }
-        self.renew_producer_if_fatal()?;
+        self.outlet.renew_if_fatal(&self.config)?;
         self.resync(&failed.keys().copied().collect(), &why)
     }
 
@@ -502,99 +453,13 @@ impl Processor {
         Ok(())
     }
 
-    /// Writes the tombstones of data keys purges destroyed (queued in state's `shred` column
-    /// family by the fold, live or in a restore) to the keys topic, then removes them from the
-    /// queue. Runs while no batch is in flight (a send awaited after another drops the other's
-    /// reports); a failure leaves them queued for the next turn. Keys the state write in
-    /// progress queues are drained on a later turn; while it runs, the keys position is left
-    /// to the next batch's write (which holds the tombstones' offsets too).
-    pub(super) fn drain_shred(&mut self) -> anyhow::Result<()> {
-        if !self.shred_due {
-            return Ok(());
-        }
-        let ready: Vec<i32> = self
-            .parts
-            .iter()
-            .filter(|(_, part)| matches!(part, Part::Ready { .. }))
-            .map(|(p, _)| *p)
-            .collect();
-        let mut out = Vec::new();
-        let mut queued = Vec::new();
-        let mut more = false;
-        for p in ready {
-            let entries = self
-                .store
-                .scan(kledger_state::Cf::Shred, &keys::partition(p), SHRED_BATCH)
-                .context("reading the shred queue")?;
-            more |= entries.len() >= SHRED_BATCH;
-            for (k, _) in entries {
-                let Some((_, acct, key_id)) = keys::split_child(&k) else {
-                    continue;
-                };
-                out.push(crate::records::Outgoing {
-                    kind: crate::records::OutKind::KeyTombstone,
-                    partition: Some(p),
-                    key: Some(keys::key_record_key(acct, &String::from_utf8_lossy(key_id))),
-                    payload: Vec::new(),
-                    timestamp: None,
-                    headers: Vec::new(),
-                    intent_time: None,
-                    source: None,
-                });
-                queued.push(k);
-            }
-        }
-        if out.is_empty() {
-            self.shred_due = self.state_writer.queues_shred();
-            return Ok(());
-        }
-        let n = out.len();
-        let sent = self.send_on(
-            true,
-            &Decided {
-                keys: Vec::new(),
-                out,
-                parts: BTreeMap::new(),
-            },
-        );
-        let settled = await_delivery(&mut self.deliveries, sent);
-        if let Err(e) = settled.all_or_error() {
-            tracing::warn!(error = %e, "writing destroyed keys' tombstones failed; retried");
-            return Ok(());
-        }
-        self.follow_keys(&settled.keys_written);
-        let mut writes = WriteSet::default();
-        for k in queued {
-            writes.delete(kledger_state::Cf::Shred, k);
-        }
-        // A write in progress raises the keys position too (to an older value): two raises
-        // at once could lower it, so it is left to the next batch's write then.
-        let keys_next: BTreeMap<i32, i64> = if self.state_writer.busy() {
-            BTreeMap::new()
-        } else {
-            settled
-                .keys_written
-                .keys()
-                .filter_map(|p| self.keys_next.get(p).map(|n| (*p, *n)))
-                .collect()
-        };
-        let d = Durable {
-            writes,
-            keys_next,
-            ..Durable::default()
-        };
-        make_durable(self.store.as_ref(), &d).map_err(|e| anyhow::anyhow!("{e}"))?;
-        metrics::counter!(m::KEYS_DESTROYED_TOTAL).increment(n as u64);
-        self.shred_due = more || self.state_writer.queues_shred();
-        Ok(())
-    }
-
     /// One batch as one Kafka transaction: begin → send → await → send offsets → commit, then
     /// state. Transaction calls block; this runs on the processor's own thread.
     fn process_transactional(&mut self, batch: &[OwnedMessage]) -> Result<(), BatchError> {
         let (mut decided, writes) = self.decide_step(batch, None)?;
         let started = Instant::now();
-        self.producer
+        self.outlet
+            .producer()
             .begin_transaction()
             .map_err(|e| BatchError::Fatal(anyhow::anyhow!("begin transaction: {e}")))?;
         // One transaction: the keys become visible with the commits they seal. They are
@@ -602,13 +467,13 @@ impl Processor {
         // key even where the broker does not enforce transactions (the mock cluster shows
         // an aborted transaction's records).
         if let Some(sent) = self.send_keys(&mut decided)
-            && let Err(why) = await_delivery(&mut self.deliveries, sent).all_or_error()
+            && let Err(why) = self.outlet.settle(sent).all_or_error()
         {
             return Err(self.abort(why));
         }
         let next_offsets = decided.next_offsets();
-        let sent = self.send(&decided);
-        let settled = await_delivery(&mut self.deliveries, sent);
+        let sent = self.send(false, &decided);
+        let settled = self.outlet.settle(sent);
         if !settled.failed.is_empty() {
             // The transaction fails whole; refused commits are remembered for the retry.
             for (p, f) in &settled.failed {
@@ -629,10 +494,12 @@ impl Processor {
                     .consumer()
                     .group_metadata()
                     .ok_or("no group metadata")?;
-                self.producer
+                self.outlet
+                    .producer()
                     .send_offsets_to_transaction(&tpl, &meta, Duration::from_secs(30))
                     .map_err(|e| e.to_string())?;
-                self.producer
+                self.outlet
+                    .producer()
                     .commit_transaction(Duration::from_secs(30))
                     .map_err(|e| e.to_string())
             });
@@ -659,7 +526,11 @@ impl Processor {
         metrics::counter!(m::TRANSACTIONS_TOTAL, "result" => "aborted").increment(1);
         let mut attempt = 1;
         loop {
-            match self.producer.abort_transaction(Duration::from_secs(30)) {
+            match self
+                .outlet
+                .producer()
+                .abort_transaction(Duration::from_secs(30))
+            {
                 Ok(()) => return BatchError::Retry(why),
                 Err(KafkaError::Transaction(e))
                     if attempt < ABORT_ATTEMPTS

@@ -15,25 +15,33 @@
 //! for as long as the failure lasts; after `processor.degraded_after_attempts` the processor
 //! reports itself degraded (`/readyz`, `kledger_processor_degraded`) and keeps trying. It stops
 //! only on what a retry cannot fix: a fork, a gap or corrupt state ([`Unrecoverable`]).
+//!
+//! The processor is its loop ([`Processor::run`]) over parts with one job each:
+//! - [`membership`]: which partitions it holds and where each stands; [`restore`] folds them;
+//! - the batch stages ([`batch`] decides, [`lifecycle`] sends, delivers and settles — a
+//!   batch's life is [`Processor::step`], top to bottom — and [`durable`] writes state);
+//! - [`keywatch`]: the keys topic's records it did not write, and destroyed keys' tombstones;
+//! - [`outlet`]: the producers and their delivery reports; [`health`]: degraded reporting.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, Sender, channel};
+use std::sync::mpsc::{Receiver, channel};
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_state::{RocksStore, StateStore, keys};
 use rdkafka::consumer::{BaseConsumer, Consumer};
-use rdkafka::producer::Producer;
 use rdkafka::{Offset, TopicPartitionList};
 
 use self::batch::Refused;
-use self::restore::restore;
+use self::health::Health;
+use self::keywatch::KeyWatch;
+use self::membership::Membership;
+use self::outlet::Outlet;
+use self::restore::Restores;
 use crate::context::AppContext;
-use crate::records::delivery::{self, Deliveries};
-use kledger_kafka::clients::{
-    DeliveryContext, EventContext, RebalanceEvent, consumer_config, producer_config,
-};
+use crate::records::delivery;
+use kledger_kafka::clients::{EventContext, RebalanceEvent, consumer_config};
 use kledger_kafka::codec::Codec;
 use kledger_kafka::coverage::Coverage;
 use kledger_kafka::reader::PartitionReader;
@@ -45,21 +53,12 @@ use kledger_runtime::status::Status;
 
 pub mod batch;
 mod durable;
+mod health;
 mod keywatch;
 mod lifecycle;
+mod membership;
+mod outlet;
 pub(crate) mod restore;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Part {
-    Restoring { generation: u64, attempt: u32 },
-    Ready { failures: u32 },
-}
-
-struct RestoreDone {
-    partitions: Vec<i32>,
-    generation: u64,
-    result: anyhow::Result<u64>,
-}
 
 enum BatchError {
     Retry(String),
@@ -82,7 +81,7 @@ pub fn unrecoverable(e: &anyhow::Error) -> bool {
     })
 }
 
-/// The processor's parts.
+/// The processor: its clients, and the parts of its job.
 pub struct Processor {
     config: Arc<Config>,
     topics: Arc<Topics>,
@@ -91,67 +90,35 @@ pub struct Processor {
     codec: Arc<Codec>,
     reader: PartitionReader<EventContext>,
     events: Receiver<RebalanceEvent>,
-    producer: kledger_kafka::clients::PolledProducer<DeliveryContext>,
-    /// The producer of the keys topic's records in `idempotent` mode (none in `transactional`
-    /// mode, where they belong to the batch's transaction): `linger.ms=0`, since a batch's
-    /// commits wait for its data keys. Its reports arrive with the main producer's.
-    keys_producer: Option<kledger_kafka::clients::PolledProducer<DeliveryContext>>,
-    deliveries: Deliveries,
-    next_id: u64,
-    parts: BTreeMap<i32, Part>,
-    generation: u64,
-    restores: Receiver<RestoreDone>,
-    restore_tx: Sender<RestoreDone>,
-    restore_threads: Vec<std::thread::JoinHandle<()>>,
-    /// Partitions revoked since the last assignment (eager rebalances revoke everything and
-    /// often hand the same partitions back).
-    revoked: BTreeSet<i32>,
-    /// Intents whose commit the broker refused for good (answered `rejected` when read again).
-    refused: Refused,
-    /// Whether the group owns every intents partition.
-    coverage: Coverage,
-    /// Partitions failing since when (cleared by their next durable batch).
-    failing_since: BTreeMap<i32, Instant>,
-    /// Since when the group has given this consumer nothing after revoking its partitions.
-    rejoining_since: Option<Instant>,
-    /// The consumer's reach of the cluster and where it is reported (while idle, and by the
-    /// waits for delivery too).
-    watch: delivery::Watch,
     status: Arc<Status>,
     shutdown: Shutdown,
+    // Membership and restore.
+    membership: Membership,
+    restores: Restores,
+    /// Whether the group owns every intents partition.
+    coverage: Coverage,
+    // The batch stages.
     /// The decision's bounds, with the ledger's secret.
     limits: kledger_processors::Limits,
-    /// Per keys-topic partition, the offset this processor's next record there lands at if
-    /// nothing else writes there ([`Processor::follow_keys`]); set by each restore.
-    keys_next: BTreeMap<i32, i64>,
-    /// Destroyed keys may be queued for tombstones ([`Processor::drain_shred`]).
-    shred_due: bool,
-    /// When the keys topic's ends were last compared with `keys_next` ([`keywatch`]).
-    keys_checked: Option<Instant>,
-    /// After a failed catch-up of the keys topic, not before this.
-    keys_retry_at: Option<Instant>,
+    /// Intents whose commit the broker refused for good (answered `rejected` when read again).
+    refused: Refused,
     /// The threads a batch's partitions are decided on ([`batch::decide_parallel`]).
     apply_pool: batch::ApplyPool,
     /// The thread batches' state writes run on ([`durable`]).
     state_writer: durable::StateWriter,
+    // Keys following and shredding.
+    keys: KeyWatch,
+    // Delivery and degraded reporting.
+    outlet: Outlet,
+    health: Health,
 }
 
 impl std::fmt::Debug for Processor {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Processor")
-            .field("parts", &self.parts)
+            .field("membership", &self.membership)
             .finish_non_exhaustive()
     }
-}
-
-fn transactional_id(config: &Config) -> Option<String> {
-    (config.kafka.delivery_mode == DeliveryMode::Transactional).then(|| {
-        config
-            .kafka
-            .transactional_id
-            .clone()
-            .unwrap_or_else(|| format!("{}-tx", config.kafka.group_id))
-    })
 }
 
 impl Processor {
@@ -183,8 +150,7 @@ impl Processor {
             config.processor.batch.bounds(),
         )?;
         let watch = delivery::Watch::new(&config, reach, status.clone());
-        let (producer, keys_producer, deliveries) = new_producer(&config, watch.clone())?;
-        let (restore_tx, restores) = channel();
+        let outlet = Outlet::new(&config, topics.clone(), watch)?;
         let state_writer =
             durable::StateWriter::new(store.clone()).context("start the state writer")?;
         let apply_threads = config.processor.apply_threads();
@@ -192,7 +158,13 @@ impl Processor {
             apply_threads,
             "processor: batches decided on {apply_threads} thread(s)"
         );
+        let health = Health::new(
+            status.clone(),
+            Duration::from_millis(config.processor.degraded_after_ms),
+            config.processor.degraded_after_attempts,
+        );
         Ok(Self {
+            keys: KeyWatch::new(Duration::from_millis(config.processor.keys_check_ms)),
             config,
             topics,
             partitions,
@@ -200,30 +172,17 @@ impl Processor {
             codec,
             reader,
             events,
-            producer,
-            keys_producer,
-            deliveries,
-            next_id: 0,
-            parts: BTreeMap::new(),
-            generation: 0,
-            restores,
-            restore_tx,
-            restore_threads: Vec::new(),
-            revoked: BTreeSet::new(),
-            refused: Refused::new(),
-            coverage,
-            failing_since: BTreeMap::new(),
-            watch,
-            rejoining_since: None,
             status,
             shutdown,
+            membership: Membership::default(),
+            restores: Restores::new(),
+            coverage,
             limits,
-            keys_next: BTreeMap::new(),
-            shred_due: true,
-            keys_checked: None,
-            keys_retry_at: None,
+            refused: Refused::new(),
             apply_pool: batch::ApplyPool::new(apply_threads),
             state_writer,
+            outlet,
+            health,
         })
     }
 
@@ -234,10 +193,11 @@ impl Processor {
         if !self.status.joined() {
             return Ok(());
         }
-        let mine: BTreeSet<i32> = self.parts.keys().copied().collect();
-        let rejoin = self
-            .coverage
-            .check(self.reader.consumer(), &mine, Instant::now());
+        let rejoin = self.coverage.check(
+            self.reader.consumer(),
+            &self.membership.held(),
+            Instant::now(),
+        );
         self.status.set_unowned(self.coverage.unowned().to_vec());
         if rejoin {
             self.settle(in_flight)?;
@@ -247,65 +207,10 @@ impl Processor {
         Ok(())
     }
 
-    /// Replaces the producer when librdkafka has given up on it (a fatal error, e.g. the
-    /// gapless guarantee after a refused record): reports of the old one are dropped with it.
-    fn renew_producer_if_fatal(&mut self) -> anyhow::Result<()> {
-        let fatal = std::iter::once(&self.producer)
-            .chain(&self.keys_producer)
-            .find_map(|p| p.client().fatal_error());
-        let Some(fatal) = fatal else {
-            return Ok(());
-        };
-        tracing::warn!(error = ?fatal, "the producer failed for good; creating a new one");
-        (self.producer, self.keys_producer, self.deliveries) =
-            new_producer(&self.config, self.watch.clone())?;
-        Ok(())
-    }
-
-    /// Reports the processor degraded while a partition has failed
-    /// `processor.degraded_after_attempts` times in a row or for longer than
-    /// `processor.degraded_after_ms` (a restore that cannot reach the broker fails only after
-    /// its stall bound), and well again when none has.
+    /// Reports the processor degraded or well again ([`health`]).
     fn update_degraded(&mut self) {
-        self.failing_since.retain(|p, _| self.parts.contains_key(p));
-        // `processor.degraded_after_ms`, as the watch holds it.
-        let after = self.watch.after;
-        // The root cause first: with no broker reachable, the group cannot assign anything
-        // either.
-        if let Some(why) = self.watch.reason() {
-            self.status.set_degraded(Some(why));
-            return;
-        }
-        if let Some(since) = self.rejoining_since.filter(|t| t.elapsed() >= after) {
-            self.status.set_degraded(Some(format!(
-                "the group has assigned this processor nothing for {} s since revoking its partitions (is the broker reachable?)",
-                since.elapsed().as_secs()
-            )));
-            return;
-        }
-        if let Some((p, since)) = self
-            .failing_since
-            .iter()
-            .find(|(_, t)| t.elapsed() >= after)
-        {
-            self.status.set_degraded(Some(format!(
-                "partition {p} has failed for {} s and is being retried",
-                since.elapsed().as_secs()
-            )));
-            return;
-        }
-        let worst = self
-            .parts
-            .values()
-            .map(|p| match p {
-                Part::Ready { failures } => *failures,
-                Part::Restoring { attempt, .. } => *attempt,
-            })
-            .max()
-            .unwrap_or(0);
-        if worst < self.config.processor.degraded_after_attempts {
-            self.status.set_degraded(None);
-        }
+        let broker = self.outlet.watch().reason();
+        self.health.update(&self.membership, broker, Instant::now());
     }
 
     fn transactional(&self) -> bool {
@@ -360,67 +265,12 @@ impl Processor {
                 // Finish the batch in flight so its effects are durable before stopping.
                 break self.settle(&mut in_flight);
             }
-            let asked = Instant::now();
-            let batch = self.reader.next_batch();
-            // Time spent reading input: from the first record to the batch's end (`collect`),
-            // and before it, waiting for a first record and checking positions (`wait`).
-            let span = self.reader.collect_span();
-            if let Some(span) = span {
-                metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
-                    .record(span.as_secs_f64());
-            }
-            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "wait").record(
-                asked
-                    .elapsed()
-                    .saturating_sub(span.unwrap_or_default())
-                    .as_secs_f64(),
-            );
-            // The last batch's state write ran while the batch in flight was sent and this
-            // input read; nothing reads state before it is done.
-            if let Err(e) = self.settle_durable(&mut in_flight) {
-                break Err(e);
-            }
-            // A rebalance waits for the batch in flight: its state and offsets are written
-            // before partitions change hands (a revoke is acknowledged after a flush).
-            let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
-            if !events.is_empty()
-                && let Err(e) = self.settle(&mut in_flight)
-            {
-                break Err(e);
-            }
-            if let Err(e) = self.handle_events(events) {
-                break Err(e);
-            }
-            if let Err(e) = self.keep_covered(&mut in_flight) {
-                break Err(e);
-            }
-            if let Err(e) = self.watch_keys(&mut in_flight) {
-                break Err(e);
-            }
-            // An unreachable broker is degraded even with nothing to decide (no request fails
-            // then); reachable again, the reason is cleared — also when a wait for delivery
-            // reported it ([`delivery::Watch`]).
-            if !self.failing_since.is_empty()
-                || self.rejoining_since.is_some()
-                || self.watch.reach.unreachable()
-                || self.status.degraded().is_some()
-            {
-                self.update_degraded();
-            }
-            if let Err(e) = self.step(batch, &mut in_flight) {
+            if let Err(e) = self.turn(&mut in_flight) {
                 break Err(e);
             }
             if last_sizes.is_none_or(|t| t.elapsed() > Duration::from_secs(5)) {
                 last_sizes = Some(Instant::now());
-                if let Ok(s) = self.store.sizes() {
-                    metrics::gauge!(m::ROCKSDB_LIVE_DATA_BYTES).set(s.live_data_bytes as f64);
-                    metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
-                        .set(s.pending_compaction_bytes as f64);
-                }
-                if let Err(e) = self.store.erase_due() {
-                    tracing::warn!(error = %e, "erasing purged rows' older versions failed; retried");
-                }
-                kledger_runtime::metrics::erasures("state", self.store.erasures());
+                self.report_store();
             }
         };
         self.status.set_stopped();
@@ -435,16 +285,66 @@ impl Processor {
             }
         }
         self.reader.leave();
-        let _ = self.producer.flush(Duration::from_secs(10));
-        if let Some(keys) = &self.keys_producer {
-            let _ = keys.flush(Duration::from_secs(10));
-        }
+        self.outlet.flush(Duration::from_secs(10));
         // Restores see the shutdown between batches; wait so the store is released.
         self.shutdown.trigger();
-        for h in self.restore_threads.drain(..) {
-            let _ = h.join();
-        }
+        self.restores.join();
         result
+    }
+
+    /// One turn of the loop: reads a batch, settles the last state write, serves the group's
+    /// events and the coverage and keys checks, reports health, and steps the batch.
+    fn turn(&mut self, in_flight: &mut Option<lifecycle::InFlight>) -> anyhow::Result<()> {
+        let asked = Instant::now();
+        let batch = self.reader.next_batch();
+        // Time spent reading input: from the first record to the batch's end (`collect`),
+        // and before it, waiting for a first record and checking positions (`wait`).
+        let span = self.reader.collect_span();
+        if let Some(span) = span {
+            metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "collect")
+                .record(span.as_secs_f64());
+        }
+        metrics::histogram!(m::BATCH_PHASE_SECONDS, "phase" => "wait").record(
+            asked
+                .elapsed()
+                .saturating_sub(span.unwrap_or_default())
+                .as_secs_f64(),
+        );
+        // The last batch's state write ran while the batch in flight was sent and this
+        // input read; nothing reads state before it is done.
+        self.settle_durable(in_flight)?;
+        // A rebalance waits for the batch in flight: its state and offsets are written
+        // before partitions change hands (a revoke is acknowledged after a flush).
+        let events: Vec<RebalanceEvent> = self.events.try_iter().collect();
+        if !events.is_empty() {
+            self.settle(in_flight)?;
+        }
+        self.handle_events(events)?;
+        self.keep_covered(in_flight)?;
+        self.watch_keys(in_flight)?;
+        // An unreachable broker is degraded even with nothing to decide (no request fails
+        // then); reachable again, the reason is cleared — also when a wait for delivery
+        // reported it ([`delivery::Watch`]).
+        if self.health.watching()
+            || self.membership.rejoining_since().is_some()
+            || self.outlet.watch().reach.unreachable()
+        {
+            self.update_degraded();
+        }
+        self.step(batch, in_flight)
+    }
+
+    /// The store's sizes to metrics, and its erasures when due.
+    fn report_store(&self) {
+        if let Ok(s) = self.store.sizes() {
+            metrics::gauge!(m::ROCKSDB_LIVE_DATA_BYTES).set(s.live_data_bytes as f64);
+            metrics::gauge!(m::ROCKSDB_PENDING_COMPACTION_BYTES)
+                .set(s.pending_compaction_bytes as f64);
+        }
+        if let Err(e) = self.store.erase_due() {
+            tracing::warn!(error = %e, "erasing purged rows' older versions failed; retried");
+        }
+        kledger_runtime::metrics::erasures("state", self.store.erasures());
     }
 
     fn handle_events(&mut self, events: Vec<RebalanceEvent>) -> anyhow::Result<()> {
@@ -453,16 +353,13 @@ impl Processor {
                 RebalanceEvent::Assigned(ps) => {
                     tracing::info!(partitions = ?ps, "assigned");
                     self.status.set_joined();
-                    if self.rejoining_since.take().is_some() {
-                        self.update_degraded();
-                    }
                     // A revoked partition that did not come back is dropped now (when
                     // configured); one that came back keeps its state and restore folds only
                     // what it missed.
-                    let gone: Vec<i32> = std::mem::take(&mut self.revoked)
-                        .into_iter()
-                        .filter(|p| !ps.contains(p))
-                        .collect();
+                    let (gone, was_waiting) = self.membership.assigned(&ps);
+                    if was_waiting {
+                        self.update_degraded();
+                    }
                     if self.config.state.drop_on_revoke {
                         for p in gone {
                             self.store
@@ -475,25 +372,18 @@ impl Processor {
                 RebalanceEvent::Revoked(ps) => {
                     tracing::info!(partitions = ?ps, "revoked");
                     for p in &ps {
-                        self.parts.remove(p);
                         self.reader.stop(*p);
-                        self.revoked.insert(*p);
                     }
-                    if self.parts.is_empty() {
+                    self.membership.revoked(&ps, Instant::now());
+                    if self.membership.rejoining_since().is_some() {
                         self.status.set_rejoining();
-                        self.rejoining_since.get_or_insert_with(Instant::now);
                     }
                 }
                 RebalanceEvent::Error(e) => tracing::warn!(error = %e, "rebalance error"),
             }
         }
-        while let Ok(done) = self.restores.try_recv() {
-            let current: Vec<i32> = done
-                .partitions
-                .iter()
-                .copied()
-                .filter(|p| matches!(self.parts.get(p), Some(Part::Restoring { generation, .. }) if *generation == done.generation))
-                .collect();
+        for done in self.restores.finished() {
+            let current = self.membership.restored(&done.partitions, done.generation);
             if let Err(e) = done.result {
                 if unrecoverable(&e) || self.shutdown.is_triggered() {
                     return Err(e.context("restore failed"));
@@ -514,62 +404,31 @@ impl Processor {
         Ok(())
     }
 
+    /// Pauses `ps` and restores them on a thread of their own, after the backoff of `attempt`.
     fn start_restore(&mut self, ps: &[i32], attempt: u32) -> anyhow::Result<()> {
         if ps.is_empty() {
             return Ok(());
         }
-        self.generation += 1;
-        let generation = self.generation;
-        for p in ps {
-            self.parts.insert(
-                *p,
-                Part::Restoring {
-                    generation,
-                    attempt,
-                },
-            );
-        }
+        let generation = self.membership.restoring(ps, attempt);
         let tpl = self.tpl(ps, None)?;
         self.reader.consumer().pause(&tpl).context("pause")?;
         for p in ps {
             // Records fetched before the pause are dropped until the partition is resumed.
             self.reader.stop(*p);
         }
-        let (config, store, codec, shutdown, tx) = (
+        self.restores.start(
             self.config.clone(),
+            self.topics.clone(),
             self.store.clone(),
             self.codec.clone(),
             self.shutdown.clone(),
-            self.restore_tx.clone(),
-        );
-        let topics = self.topics.clone();
-        let partitions = ps.to_vec();
-        let backoff = backoff(&config, attempt);
-        let handle = std::thread::Builder::new()
-            .name("kledger-restore".into())
-            .spawn(move || {
-                shutdown.sleep(backoff);
-                let result = restore(
-                    &config,
-                    &topics,
-                    &store,
-                    &partitions,
-                    codec.as_ref(),
-                    &shutdown,
-                    &|_| {},
-                );
-                let _ = tx.send(RestoreDone {
-                    partitions,
-                    generation,
-                    result,
-                });
-            })
-            .context("spawn restore thread")?;
-        self.restore_threads.retain(|h| !h.is_finished());
-        self.restore_threads.push(handle);
-        Ok(())
+            ps.to_vec(),
+            generation,
+            backoff(&self.config, attempt),
+        )
     }
 
+    /// Resumes restored partitions where both the group and the state agree.
     fn resume(&mut self, ps: &[i32]) -> anyhow::Result<()> {
         if ps.is_empty() {
             return Ok(());
@@ -607,34 +466,25 @@ impl Processor {
             self.reader.start(p, from, "resume");
         }
         for p in ps {
-            let failures = match self.parts.get(p) {
-                Some(Part::Restoring { attempt, .. }) => *attempt,
-                _ => 0,
-            };
-            self.parts.insert(*p, Part::Ready { failures });
+            self.membership.ready(*p);
             // Restore read the keys topic to its end: this processor's next key lands there.
             let keys_next =
                 kledger_state::next_offset(self.store.as_ref(), *p, keys::META_KEYS_NEXT)?;
-            self.keys_next.insert(*p, keys_next);
-            self.shred_due = true;
+            self.keys.restored(*p, keys_next);
             // Reading again: a partition that keeps failing is counted by its attempts now.
-            self.failing_since.remove(p);
+            self.health.recovered(*p);
         }
         tracing::info!(partitions = ?ps, "ready");
         Ok(())
     }
 
     fn publish_status(&self) {
-        let restoring = self
-            .parts
-            .values()
-            .filter(|p| matches!(p, Part::Restoring { .. }))
-            .count();
-        let ready = self.parts.len() - restoring;
+        let held = self.membership.held();
+        let restoring = self.membership.restoring_count();
         metrics::gauge!(m::PARTITIONS, "state" => "restoring").set(restoring as f64);
-        metrics::gauge!(m::PARTITIONS, "state" => "ready").set(ready as f64);
+        metrics::gauge!(m::PARTITIONS, "state" => "ready").set((held.len() - restoring) as f64);
         self.status
-            .set_partitions(self.parts.keys().copied().collect(), restoring);
+            .set_partitions(held.into_iter().collect(), restoring);
     }
 
     fn tpl(
@@ -658,69 +508,14 @@ impl Processor {
 
     /// Re-syncs partitions after a failed batch: state catches up with whatever reached the
     /// outbox, then reading resumes at the committed offset.
-    fn resync(&mut self, ps: &BTreeSet<i32>, why: &str) -> anyhow::Result<()> {
+    fn resync(&mut self, ps: &std::collections::BTreeSet<i32>, why: &str) -> anyhow::Result<()> {
         metrics::counter!(m::BATCH_RETRIES_TOTAL).increment(1);
         // Only partitions still assigned to this instance.
-        let ps: Vec<i32> = ps
-            .iter()
-            .copied()
-            .filter(|p| self.parts.contains_key(p))
-            .collect();
-        let attempt = ps
-            .iter()
-            .map(|p| match self.parts.get(p) {
-                Some(Part::Ready { failures }) => *failures,
-                Some(Part::Restoring { attempt, .. }) => *attempt,
-                None => 0,
-            })
-            .max()
-            .unwrap_or(0)
-            + 1;
-        let now = Instant::now();
-        for p in &ps {
-            self.failing_since.entry(*p).or_insert(now);
-        }
-        if attempt >= self.config.processor.degraded_after_attempts {
-            if attempt == self.config.processor.degraded_after_attempts {
-                tracing::error!(partitions = ?ps, attempt, reason = why, "the processor is degraded: partitions keep failing; retrying with backoff");
-            }
-            self.status.set_degraded(Some(format!(
-                "partitions {ps:?} failed {attempt} times in a row: {why}"
-            )));
-        }
+        let (ps, attempt) = self.membership.retry(ps);
+        self.health.failing(&ps, attempt, why, Instant::now());
         tracing::warn!(partitions = ?ps, attempt, reason = why, "batch failed; re-syncing state and retrying");
         self.start_restore(&ps, attempt)
     }
-}
-
-/// The processor's producer (transactional in that mode), its keys producer (`idempotent`
-/// mode), and their delivery reports.
-#[allow(clippy::type_complexity)] // the three parts a (re)created producer replaces together
-fn new_producer(
-    config: &Config,
-    watch: delivery::Watch,
-) -> anyhow::Result<(
-    kledger_kafka::clients::PolledProducer<DeliveryContext>,
-    Option<kledger_kafka::clients::PolledProducer<DeliveryContext>>,
-    Deliveries,
-)> {
-    let (dl_tx, deliveries) = channel();
-    let tx_id = transactional_id(config);
-    let producer: kledger_kafka::clients::PolledProducer<DeliveryContext> =
-        producer_config(config, tx_id.as_deref())
-            .create_with_context(DeliveryContext::new(dl_tx.clone()))
-            .context("create producer")?;
-    if tx_id.is_some() {
-        producer
-            .init_transactions(Duration::from_secs(30))
-            .context("init transactions")?;
-        return Ok((producer, None, Deliveries::watched(deliveries, watch)));
-    }
-    let keys = producer_config(config, None)
-        .set("linger.ms", "0")
-        .create_with_context(DeliveryContext::new(dl_tx))
-        .context("create the keys producer")?;
-    Ok((producer, Some(keys), Deliveries::watched(deliveries, watch)))
 }
 
 /// How long resuming restored partitions waits for the group's committed offsets. The loop

@@ -88,3 +88,81 @@ pub(crate) fn restore(
     tracing::info!(partitions = ?partitions, records = folded, ms = started.elapsed().as_millis() as u64, "restored");
     Ok(folded)
 }
+
+/// A restore that ended: its partitions, its generation ([`super::membership::Membership`])
+/// and the records it folded or why it failed.
+pub(super) struct RestoreDone {
+    pub(super) partitions: Vec<i32>,
+    pub(super) generation: u64,
+    pub(super) result: anyhow::Result<u64>,
+}
+
+/// The processor's restore threads: each folds some partitions' outbox into state after its
+/// backoff, and reports to [`Restores::finished`]. They see the shutdown between batches.
+pub(super) struct Restores {
+    tx: std::sync::mpsc::Sender<RestoreDone>,
+    rx: std::sync::mpsc::Receiver<RestoreDone>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Restores {
+    pub(super) fn new() -> Self {
+        let (tx, rx) = std::sync::mpsc::channel();
+        Self {
+            tx,
+            rx,
+            threads: Vec::new(),
+        }
+    }
+
+    /// Restores `partitions` (generation `generation`) on a thread of its own, after `backoff`.
+    #[allow(clippy::too_many_arguments)] // what one restore reads, each owned by the thread
+    pub(super) fn start(
+        &mut self,
+        config: std::sync::Arc<Config>,
+        topics: std::sync::Arc<Topics>,
+        store: std::sync::Arc<RocksStore>,
+        codec: std::sync::Arc<kledger_kafka::codec::Codec>,
+        shutdown: Shutdown,
+        partitions: Vec<i32>,
+        generation: u64,
+        backoff: std::time::Duration,
+    ) -> anyhow::Result<()> {
+        let tx = self.tx.clone();
+        let handle = std::thread::Builder::new()
+            .name("kledger-restore".into())
+            .spawn(move || {
+                shutdown.sleep(backoff);
+                let result = restore(
+                    &config,
+                    &topics,
+                    &store,
+                    &partitions,
+                    codec.as_ref(),
+                    &shutdown,
+                    &|_| {},
+                );
+                let _ = tx.send(RestoreDone {
+                    partitions,
+                    generation,
+                    result,
+                });
+            })
+            .map_err(|e| anyhow::anyhow!("spawn restore thread: {e}"))?;
+        self.threads.retain(|h| !h.is_finished());
+        self.threads.push(handle);
+        Ok(())
+    }
+
+    /// The restores that ended since the last call.
+    pub(super) fn finished(&self) -> Vec<RestoreDone> {
+        self.rx.try_iter().collect()
+    }
+
+    /// Waits for every restore thread (after the shutdown, so the store is released).
+    pub(super) fn join(&mut self) {
+        for h in self.threads.drain(..) {
+            let _ = h.join();
+        }
+    }
+}
