@@ -78,116 +78,28 @@ impl std::fmt::Debug for McpServer {
     }
 }
 
-/// `search_knowledge`'s arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct SearchArgs {
-    /// What to look for, in natural language (1..500 characters).
-    pub query: String,
-    /// Results at most, 1..20 (default 8).
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Only these kinds: "fact", "document" (playbooks), "trigger" (default: all).
-    #[serde(default)]
-    pub kinds: Vec<KindArg>,
-    /// Another account of your tenant to search (default: your own).
-    #[serde(default)]
-    pub account: Option<String>,
-    /// Effective time, ms since the epoch: what held then (default: now).
-    #[serde(default)]
-    pub as_of: Option<i64>,
-    /// Record time, ms since the epoch: what the ledger knew then (default: everything).
-    #[serde(default)]
-    pub known_at: Option<i64>,
-    /// Wait until this commit of the account is searchable (a `remember` answer's
-    /// `consistency_token`; this session passes its own on by default).
-    #[serde(default)]
-    pub min_commit_seq: Option<i64>,
-}
+// The read tools take the HTTP endpoints' own request types (`SearchRequest`, `ProfileParams`,
+// `TimelineParams`), with the path's id beside them where the endpoint has one: a field added
+// to an endpoint is a tool argument too, described once.
 
-/// A row kind, as a tool argument.
-#[derive(Debug, Clone, Copy, Deserialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum KindArg {
-    /// A fact.
-    Fact,
-    /// A playbook.
-    Document,
-    /// A standing reminder.
-    Trigger,
-}
-
-impl From<KindArg> for Kind {
-    fn from(k: KindArg) -> Self {
-        match k {
-            KindArg::Fact => Kind::Fact,
-            KindArg::Document => Kind::Document,
-            KindArg::Trigger => Kind::Trigger,
-        }
-    }
-}
-
-/// `read_playbook`'s arguments.
+/// `read_playbook`'s arguments: the id `GET /v1/playbooks/{id}` takes in its path, and its
+/// query.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct PlaybookArgs {
     /// The playbook's memory id (a `document` handle from search or the profile's index).
     pub memory_id: String,
-    /// Another account of your tenant (default: your own).
-    #[serde(default)]
-    pub account: Option<String>,
-    /// Effective time, ms since the epoch (default: now).
-    #[serde(default)]
-    pub as_of: Option<i64>,
-    /// Record time, ms since the epoch (default: everything).
-    #[serde(default)]
-    pub known_at: Option<i64>,
-    /// Wait until this commit of the account is readable.
-    #[serde(default)]
-    pub min_commit_seq: Option<i64>,
+    #[serde(flatten)]
+    pub at: ProfileParams,
 }
 
-/// `get_entity_timeline`'s arguments.
+/// `get_entity_timeline`'s arguments: the entity `GET /v1/entities/{entity}/timeline` takes in
+/// its path, and its query.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct TimelineArgs {
     /// `user` for the account's own person, or a stable entity id (`person_…`).
     pub entity: String,
-    /// Entries at most, 1..40 (default 20): the newest.
-    #[serde(default)]
-    pub limit: Option<usize>,
-    /// Also rows superseded or closed (their history).
-    #[serde(default)]
-    pub history: bool,
-    /// Also disputed rows.
-    #[serde(default)]
-    pub audit: bool,
-    /// Another account of your tenant (default: your own).
-    #[serde(default)]
-    pub account: Option<String>,
-    /// Effective time, ms since the epoch (default: now).
-    #[serde(default)]
-    pub as_of: Option<i64>,
-    /// Record time, ms since the epoch (default: everything).
-    #[serde(default)]
-    pub known_at: Option<i64>,
-    /// Wait until this commit of the account is readable.
-    #[serde(default)]
-    pub min_commit_seq: Option<i64>,
-}
-
-/// `get_profile`'s arguments.
-#[derive(Debug, Deserialize, schemars::JsonSchema)]
-pub struct ProfileArgs {
-    /// Another account of your tenant (default: your own).
-    #[serde(default)]
-    pub account: Option<String>,
-    /// Effective time, ms since the epoch (default: now).
-    #[serde(default)]
-    pub as_of: Option<i64>,
-    /// Record time, ms since the epoch (default: everything).
-    #[serde(default)]
-    pub known_at: Option<i64>,
-    /// Wait until this commit of the account is readable.
-    #[serde(default)]
-    pub min_commit_seq: Option<i64>,
+    #[serde(flatten)]
+    pub params: TimelineParams,
 }
 
 /// `remember`'s arguments.
@@ -280,13 +192,14 @@ impl McpServer {
     }
 
     /// A read: runs `f` on a blocking thread with the call's principal and the
-    /// `min_commit_seq` it waits for ([`McpServer::min_seq`]; waited for first, holding no
-    /// thread), the principal resolved once.
+    /// `min_commit_seq` it waits for ([`McpServer::min_seq`]; waited for first, up to `wait_ms`,
+    /// holding no thread), the principal resolved once.
     async fn read<T: serde::Serialize + Send + 'static>(
         &self,
         ctx: &RequestContext<RoleServer>,
         account: Option<&str>,
         asked: Option<i64>,
+        wait_ms: Option<u64>,
         vectors: bool,
         f: impl FnOnce(&Api, &Principal, Option<i64>) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
@@ -299,7 +212,7 @@ impl McpServer {
         let api = self.api.clone();
         let p2 = p.clone();
         answer(
-            after_wait(&self.api, &p2, account, min, None, vectors, move || {
+            after_wait(&self.api, &p2, account, min, wait_ms, vectors, move || {
                 f(&api, &p, min)
             })
             .await,
@@ -315,25 +228,26 @@ impl McpServer {
     async fn search_knowledge(
         &self,
         ctx: RequestContext<RoleServer>,
-        Parameters(a): Parameters<SearchArgs>,
+        Parameters(a): Parameters<SearchRequest>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked) = (a.account.clone(), a.min_commit_seq);
-        self.read(&ctx, account.as_deref(), asked, true, move |api, p, min| {
-            super::api::search::search_knowledge(
-                api,
-                p,
-                SearchRequest {
-                    query: a.query,
-                    limit: a.limit,
-                    kinds: a.kinds.into_iter().map(Kind::from).collect(),
-                    account: a.account,
-                    as_of: a.as_of,
-                    known_at: a.known_at,
-                    min_commit_seq: min,
-                    wait_ms: None,
-                },
-            )
-        })
+        let (account, asked, wait) = (a.account.clone(), a.min_commit_seq, a.wait_ms);
+        self.read(
+            &ctx,
+            account.as_deref(),
+            asked,
+            wait,
+            true,
+            move |api, p, min| {
+                super::api::search::search_knowledge(
+                    api,
+                    p,
+                    SearchRequest {
+                        min_commit_seq: min,
+                        ..a
+                    },
+                )
+            },
+        )
         .await
     }
 
@@ -345,25 +259,20 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<PlaybookArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        let PlaybookArgs { memory_id, at } = a;
+        let (account, asked, wait) = (at.account.clone(), at.min_commit_seq, at.wait_ms);
         self.read(
             &ctx,
             account.as_deref(),
             asked,
+            wait,
             false,
             move |api, p, min| {
-                super::api::read::read_playbook(
-                    api,
-                    p,
-                    &a.memory_id,
-                    &ProfileParams {
-                        account: a.account,
-                        as_of: a.as_of,
-                        known_at: a.known_at,
-                        min_commit_seq: min,
-                        wait_ms: None,
-                    },
-                )
+                let at = ProfileParams {
+                    min_commit_seq: min,
+                    ..at
+                };
+                super::api::read::read_playbook(api, p, &memory_id, &at)
             },
         )
         .await
@@ -377,28 +286,24 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<TimelineArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        let TimelineArgs { entity, params } = a;
+        let (account, asked, wait) = (
+            params.account.clone(),
+            params.min_commit_seq,
+            params.wait_ms,
+        );
         self.read(
             &ctx,
             account.as_deref(),
             asked,
+            wait,
             false,
             move |api, p, min| {
-                super::api::read::entity_timeline(
-                    api,
-                    p,
-                    &a.entity,
-                    &TimelineParams {
-                        account: a.account,
-                        limit: a.limit,
-                        history: a.history,
-                        audit: a.audit,
-                        as_of: a.as_of,
-                        known_at: a.known_at,
-                        min_commit_seq: min,
-                        wait_ms: None,
-                    },
-                )
+                let params = TimelineParams {
+                    min_commit_seq: min,
+                    ..params
+                };
+                super::api::read::entity_timeline(api, p, &entity, &params)
             },
         )
         .await
@@ -410,26 +315,21 @@ impl McpServer {
     async fn get_profile(
         &self,
         ctx: RequestContext<RoleServer>,
-        Parameters(a): Parameters<ProfileArgs>,
+        Parameters(a): Parameters<ProfileParams>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked) = (a.account.clone(), a.min_commit_seq);
+        let (account, asked, wait) = (a.account.clone(), a.min_commit_seq, a.wait_ms);
         self.read(
             &ctx,
             account.as_deref(),
             asked,
+            wait,
             false,
             move |api, p, min| {
-                super::api::read::profile_answer(
-                    api,
-                    p,
-                    &ProfileParams {
-                        account: a.account,
-                        as_of: a.as_of,
-                        known_at: a.known_at,
-                        min_commit_seq: min,
-                        wait_ms: None,
-                    },
-                )
+                let a = ProfileParams {
+                    min_commit_seq: min,
+                    ..a
+                };
+                super::api::read::profile_answer(api, p, &a)
             },
         )
         .await
@@ -732,4 +632,47 @@ async fn authorized(
         metrics::gauge!(kledger_runtime::metrics::MCP_SESSIONS).set(owners.len() as f64);
     }
     res
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    /// The top-level field names of an object schema.
+    fn fields(schema: &serde_json::Value) -> BTreeSet<String> {
+        schema["properties"]
+            .as_object()
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    fn of<T: schemars::JsonSchema>() -> BTreeSet<String> {
+        fields(&serde_json::to_value(schemars::schema_for!(T)).unwrap())
+    }
+
+    #[test]
+    fn the_read_tools_take_the_endpoints_arguments() {
+        let router = McpServer::tool_router();
+        let tool = |name: &str| {
+            let t = router.get(name).unwrap_or_else(|| panic!("no tool {name}"));
+            fields(&serde_json::Value::Object((*t.input_schema).clone()))
+        };
+        let with = |mut s: BTreeSet<String>, id: &str| {
+            s.insert(id.to_owned());
+            s
+        };
+        assert!(of::<SearchRequest>().contains("wait_ms"));
+        assert_eq!(tool("search_knowledge"), of::<SearchRequest>());
+        assert_eq!(tool("get_profile"), of::<ProfileParams>());
+        assert_eq!(
+            tool("read_playbook"),
+            with(of::<ProfileParams>(), "memory_id")
+        );
+        assert_eq!(
+            tool("get_entity_timeline"),
+            with(of::<TimelineParams>(), "entity")
+        );
+    }
 }

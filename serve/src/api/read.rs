@@ -62,13 +62,15 @@ pub async fn after_wait<T: Send + 'static>(
 /// `GET /v1/profile` parameters (the MCP tool `get_profile` takes the same).
 #[derive(Debug, Default, Clone, Deserialize, JsonSchema)]
 pub struct ProfileParams {
-    /// The account (default: the principal's own).
+    /// Another account of the caller's tenant (default: the caller's own).
     pub account: Option<String>,
-    /// Effective time to render at, ms (default: now).
+    /// Effective time to render at, ms since the epoch (default: now).
     pub as_of: Option<i64>,
-    /// Record time: what the ledger had recorded by then, ms (default: everything).
+    /// Record time, ms since the epoch: what the ledger had recorded by then (default:
+    /// everything).
     pub known_at: Option<i64>,
-    /// Wait until the view store has applied this commit of the account (read-your-writes).
+    /// Wait until the view store has applied this commit of the account (a write's
+    /// `consistency_token`; an MCP session passes its own newest on by default).
     pub min_commit_seq: Option<i64>,
     /// How long to wait for it, ms (0..=30000, default 5000).
     pub wait_ms: Option<u64>,
@@ -236,7 +238,7 @@ pub fn read_playbook(
 /// `GET /v1/entities/{entity}/timeline` parameters.
 #[derive(Debug, Deserialize, JsonSchema)]
 pub struct TimelineParams {
-    /// The account (default: the principal's own).
+    /// Another account of the caller's tenant (default: the caller's own).
     pub account: Option<String>,
     /// Entries at most, 1..=40 (default 20).
     pub limit: Option<usize>,
@@ -246,12 +248,13 @@ pub struct TimelineParams {
     /// Include rejected (disputed) rows.
     #[serde(default)]
     pub audit: bool,
-    /// Effective time, ms (default: now): rows in effect then are active, rows ended by then
-    /// are history, rows not yet in effect are left out.
+    /// Effective time, ms since the epoch (default: now): rows in effect then are active, rows
+    /// ended by then are history, rows not yet in effect are left out.
     pub as_of: Option<i64>,
-    /// Record time, ms (default: everything recorded).
+    /// Record time, ms since the epoch (default: everything recorded).
     pub known_at: Option<i64>,
-    /// Wait until the view store has applied this commit of the account (read-your-writes).
+    /// Wait until the view store has applied this commit of the account (a write's
+    /// `consistency_token`; an MCP session passes its own newest on by default).
     pub min_commit_seq: Option<i64>,
     /// How long to wait for it, ms (0..=30000, default 5000).
     pub wait_ms: Option<u64>,

@@ -36,35 +36,50 @@ pub const CANDIDATES_PER_RESULT: usize = 2;
 /// Reciprocal rank fusion constant.
 pub const RRF_K: f32 = 10.0;
 
-/// The request.
+/// The request (`POST /v1/search`, and `search_knowledge`'s arguments over MCP).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SearchRequest {
-    /// 1..=500 chars.
+    /// What to look for, in natural language (1..=500 characters).
     pub query: String,
-    /// 1..=20 (default 8).
+    /// Results at most, 1..=20 (default 8).
     #[serde(default)]
     pub limit: Option<usize>,
-    /// Kinds to search (default all).
+    /// Only these kinds: `fact`, `document` (playbooks), `trigger` (standing reminders)
+    /// (default: all).
     #[serde(default)]
-    #[schemars(with = "Vec<String>")]
+    #[schemars(with = "Vec<KindName>")]
     pub kinds: Vec<Kind>,
-    /// The account (default: the principal's own).
+    /// Another account of the caller's tenant to search (default: the caller's own).
     #[serde(default)]
     pub account: Option<String>,
-    /// Effective time, ms (default: now): rows in effect then.
+    /// Effective time, ms since the epoch: rows in effect then (default: now).
     #[serde(default)]
     pub as_of: Option<i64>,
-    /// Record time, ms (default: everything recorded): rows as the ledger knew them then.
+    /// Record time, ms since the epoch: rows as the ledger knew them then (default: everything
+    /// recorded).
     #[serde(default)]
     pub known_at: Option<i64>,
     /// Wait until the view store and the vector index have applied this commit of the account
-    /// (read-your-writes).
+    /// (a write's `consistency_token`; an MCP session passes its own newest on by default).
     #[serde(default)]
     pub min_commit_seq: Option<i64>,
     /// How long to wait for it, ms (0..=30000, default 5000).
     #[serde(default)]
     pub wait_ms: Option<u64>,
+}
+
+/// A row kind as a request names it (the schema of [`Kind`]'s names).
+#[derive(JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[allow(dead_code)] // a schema only: requests decode into `Kind`
+enum KindName {
+    /// A fact.
+    Fact,
+    /// A playbook.
+    Document,
+    /// A standing reminder.
+    Trigger,
 }
 
 /// One result: a handle, never a body or a trigger condition.
