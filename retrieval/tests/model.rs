@@ -66,6 +66,31 @@ fn tokens_are_the_reference_tokenizers() {
     assert!(golden.iter().any(|g| g.ids.len() == SEQ_TOKENS_MAX));
 }
 
+/// One line of `golden/minilm_corpus_tokens.jsonl`: the ids as space-separated numbers.
+#[derive(Deserialize)]
+struct CorpusLine {
+    text: String,
+    ids: String,
+}
+
+/// A fixed corpus: the 3,400 rows of `testkit/data/retrieval/rows.jsonl`, thirteen texts of
+/// accents, scripts, emoji, controls, numbers, URLs and long words, and one text cut at the
+/// sequence length. Its ids were written by `tokenizers` 0.22.2 configured as
+/// [`kledger_retrieval::model::wordpiece`] is, and matched id for id the hand-written WordPiece
+/// kledger used before (2026-12-06): a change of either library or configuration shows here.
+#[test]
+fn a_fixed_corpus_tokenizes_as_it_did() {
+    let m = model();
+    let mut n = 0;
+    for line in include_str!("golden/minilm_corpus_tokens.jsonl").lines() {
+        let g: CorpusLine = serde_json::from_str(line).unwrap();
+        let ids: Vec<u32> = g.ids.split(' ').map(|i| i.parse().unwrap()).collect();
+        assert_eq!(m.tokens(&g.text), ids, "{:?}", g.text);
+        n += 1;
+    }
+    assert_eq!(n, 3_414);
+}
+
 #[test]
 fn vectors_are_the_reference_vectors_and_paraphrases_rank_above_unrelated_rows() {
     let golden: Vec<Golden> =

@@ -1,83 +1,50 @@
-//! The safetensors format, read-only: an 8-byte little-endian header length, a JSON header
-//! naming each tensor's dtype, shape and byte range, then the data. Only F32 tensors are read.
-
-use std::collections::BTreeMap;
+//! The model's weights, read with the `safetensors` crate (which checks the header, the dtypes
+//! and that every tensor's bytes lie inside the file, without copying them). Only F32 tensors
+//! are read; names may carry a `bert.` prefix (a `BertForMaskedLM`-style export).
 
 use ndarray::Array2;
-use serde::Deserialize;
+use safetensors::{Dtype, SafeTensors};
 
 use super::ModelError;
-
-#[derive(Debug, Deserialize)]
-struct Entry {
-    dtype: String,
-    shape: Vec<usize>,
-    data_offsets: [usize; 2],
-}
 
 /// The tensors of a safetensors file, borrowed from its bytes.
 #[derive(Debug)]
 pub struct Tensors<'a> {
-    entries: BTreeMap<String, Entry>,
-    data: &'a [u8],
-    /// `bert.` when the names carry it (a `BertForMaskedLM`-style export).
+    file: SafeTensors<'a>,
+    /// `bert.` when the names carry it.
     prefix: &'static str,
 }
 
 impl<'a> Tensors<'a> {
     /// Parses the header of `bytes`.
     pub fn parse(bytes: &'a [u8]) -> Result<Self, ModelError> {
-        let bad = |m: &str| ModelError::Weights(m.to_owned());
-        let len_bytes: [u8; 8] = bytes
-            .get(..8)
-            .and_then(|b| b.try_into().ok())
-            .ok_or_else(|| bad("shorter than its header"))?;
-        let len =
-            usize::try_from(u64::from_le_bytes(len_bytes)).map_err(|_| bad("header length"))?;
-        let header = bytes
-            .get(8..8usize.saturating_add(len))
-            .ok_or_else(|| bad("header past the end"))?;
-        let mut raw: BTreeMap<String, serde_json::Value> =
-            serde_json::from_slice(header).map_err(|e| bad(&format!("header: {e}")))?;
-        raw.remove("__metadata__");
-        let mut entries = BTreeMap::new();
-        for (name, v) in raw {
-            let e: Entry =
-                serde_json::from_value(v).map_err(|e| bad(&format!("tensor {name}: {e}")))?;
-            entries.insert(name, e);
-        }
-        let prefix = if entries.contains_key("bert.embeddings.word_embeddings.weight") {
+        let file =
+            SafeTensors::deserialize(bytes).map_err(|e| ModelError::Weights(e.to_string()))?;
+        let prefix = if file
+            .tensor("bert.embeddings.word_embeddings.weight")
+            .is_ok()
+        {
             "bert."
         } else {
             ""
         };
-        Ok(Self {
-            entries,
-            data: &bytes[8 + len..],
-            prefix,
-        })
+        Ok(Self { file, prefix })
     }
 
     fn f32s(&self, name: &str, shape: &[usize]) -> Result<Vec<f32>, ModelError> {
         let full = format!("{}{name}", self.prefix);
-        let e = self
-            .entries
-            .get(&full)
-            .ok_or_else(|| ModelError::Weights(format!("no tensor {full}")))?;
-        if e.dtype != "F32" || e.shape != shape {
+        let t = self
+            .file
+            .tensor(&full)
+            .map_err(|_| ModelError::Weights(format!("no tensor {full}")))?;
+        if t.dtype() != Dtype::F32 || t.shape() != shape {
             return Err(ModelError::Weights(format!(
-                "tensor {full} is {} {:?}, expected F32 {shape:?}",
-                e.dtype, e.shape
+                "tensor {full} is {:?} {:?}, expected F32 {shape:?}",
+                t.dtype(),
+                t.shape()
             )));
         }
-        let [start, end] = e.data_offsets;
-        let count: usize = shape.iter().product();
-        let bytes = self
-            .data
-            .get(start..end)
-            .filter(|b| b.len() == count * 4)
-            .ok_or_else(|| ModelError::Weights(format!("tensor {full}: data range")))?;
-        Ok(bytes
+        Ok(t.data()
             .chunks_exact(4)
             .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
             .collect())
