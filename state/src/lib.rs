@@ -15,6 +15,7 @@
 //! - [`views`]: the read side's fold of the outbox ([`ViewStore`]): rows, history, timelines.
 
 pub mod apply;
+pub mod erasure;
 pub mod fold;
 pub mod keycache;
 pub mod keys;

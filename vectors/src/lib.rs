@@ -97,50 +97,9 @@ pub fn payload_indexes() -> Vec<(&'static str, FieldType)> {
     v
 }
 
-/// When an index's erasure ([`VectorIndex::erase_deleted`]) runs: due once a purge deleted
-/// points, then at most once per interval (as the stores' erasures,
-/// `kledger_state::rocks::ERASE_INTERVAL`), or at once when asked. Each index holds its own:
-/// a rebuilt generation and the live one do not clear each other's.
-#[derive(Debug, Default)]
-pub struct ErasureSchedule {
-    due: std::sync::atomic::AtomicBool,
-    last: std::sync::Mutex<Option<std::time::Instant>>,
-}
-
-impl ErasureSchedule {
-    /// A purge deleted points: their erasure is due.
-    pub fn mark_due(&self) {
-        self.due.store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-
-    /// Whether deleted points wait for the erasure.
-    pub fn due(&self) -> bool {
-        self.due.load(std::sync::atomic::Ordering::Relaxed)
-    }
-
-    /// Runs `index`'s erasure if it is due and the interval has passed since the last run (or
-    /// at once with `now`); whether it ran.
-    pub fn run(&self, index: &dyn VectorIndex, now: bool) -> Result<bool, VectorError> {
-        use std::sync::atomic::Ordering::Relaxed;
-        if !self.due.load(Relaxed) {
-            return Ok(false);
-        }
-        let mut last = self
-            .last
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if !now && last.is_some_and(|t| t.elapsed() < kledger_state::rocks::ERASE_INTERVAL) {
-            return Ok(false);
-        }
-        *last = Some(std::time::Instant::now());
-        self.due.store(false, Relaxed);
-        if let Err(e) = index.erase_deleted() {
-            self.due.store(true, Relaxed);
-            return Err(e);
-        }
-        Ok(true)
-    }
-}
+/// When an index's erasure ([`VectorIndex::erase_deleted`]) runs: the erasure timer of
+/// `kledger_state::erasure`, one per index.
+pub use kledger_state::erasure::ErasureSchedule;
 
 /// A vector index over one collection.
 pub trait VectorIndex: Send + Sync + std::fmt::Debug {

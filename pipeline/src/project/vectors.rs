@@ -348,7 +348,7 @@ fn erase_deleted(index: &dyn VectorIndex) -> anyhow::Result<()> {
 /// since the last run (or at once with `now`), counted and timed.
 pub fn erase_vectors_due(index: &dyn VectorIndex, now: bool) -> anyhow::Result<()> {
     let started = std::time::Instant::now();
-    if index.erasure().run(index, now)? {
+    if index.erasure().run(now, || index.erase_deleted())? {
         metrics::counter!(m::STORE_ERASURES_TOTAL, "store" => "vectors").increment(1);
         metrics::gauge!(m::STORE_ERASURE_SECONDS, "store" => "vectors")
             .increment(started.elapsed().as_secs_f64());

@@ -66,23 +66,19 @@ pub struct PurgeReceipt {
     pub copies: Vec<Copy>,
 }
 
-fn state(done: bool) -> &'static str {
-    if done { "erased" } else { "pending" }
-}
-
-fn by_time(copy: &'static str, ready: bool, by: i64, now: i64) -> Copy {
-    Copy {
-        copy,
-        state: state(ready && now >= by),
-        by: Some(by),
+impl From<kledger_state::erasure::CopyReport> for Copy {
+    fn from(c: kledger_state::erasure::CopyReport) -> Self {
+        Copy {
+            copy: c.copy,
+            state: c.state.as_str(),
+            by: c.by,
+        }
     }
 }
 
-/// How long after a record's time the broker removes it by compaction or retention at most,
-/// beyond the topic's own retention: `kafka.compaction_slack_ms` when set; else one maintenance
-/// run on the embedded broker (its storage URL's `maintenance_interval`, 10 minutes by
-/// default); one `segment.ms` plus `max.compaction.lag.ms` on Kafka, as kledger creates its
-/// topics.
+/// How long after a record's time the broker has compacted it at the latest (ms):
+/// `kafka.compaction_slack_ms`, else twice the keys topic's compaction bound (an external
+/// broker) or the embedded broker's maintenance interval.
 fn broker_slack_ms(api: &Api) -> i64 {
     if let Some(ms) = api.config.kafka.compaction_slack_ms {
         return ms.max(0);
@@ -113,60 +109,36 @@ fn maintenance_interval_ms(storage: &str) -> Option<i64> {
 }
 
 /// The receipt of `action_id` of `account`; `None` when the view store folded no such purge.
+/// What this process sees of each copy is gathered here; what it means is
+/// [`kledger_state::erasure::copies`]'.
 fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeReceipt>, ApiError> {
     let views = api.views.get();
     let Some(mark) = views.purge(account, action_id)? else {
         return Ok(None);
     };
-    let now = now_ms();
-    let slack = broker_slack_ms(api);
-    let mut copies = Vec::with_capacity(6);
     // The processor's state, and the key tombstones it queues, where this process runs it.
-    let (ledger, tombstones) = match &api.state {
+    let (ledger_erased, tombstones_written) = match &api.state {
         Some(store) => {
             let p = kledger_processors::routing::partition_for(account.as_bytes(), api.partitions);
             let prefix = kledger_state::keys::account(p, account)?;
             let queued = !store.scan(kledger_state::Cf::Shred, &prefix, 1)?.is_empty();
-            (
-                mark.complete && !store.erasures().is_pending(&prefix),
-                mark.complete && !queued,
-            )
+            (!store.erasures().is_pending(&prefix), !queued)
         }
-        None => (mark.complete, mark.complete),
+        None => (true, true),
     };
-    copies.push(Copy {
-        copy: "ledger",
-        state: state(ledger),
-        by: None,
-    });
-    copies.push(by_time(
-        "keys_topic",
-        tombstones,
-        mark.recorded_at + slack,
-        now,
-    ));
-    let published = !views.view_pending(account)?;
-    copies.push(Copy {
-        copy: "views",
-        state: state(mark.complete && published && !views.erasure_pending(account)),
-        by: None,
-    });
-    copies.push(by_time(
-        "views_topic",
-        mark.complete && published,
-        mark.recorded_at + slack,
-        now,
-    ));
-    copies.push(vectors(api, account, &mark)?);
-    copies.push(by_time(
-        "intents_topic",
-        true,
-        mark.recorded_at + api.config.kafka.intents_retention_ms.max(0) + slack,
-        now,
-    ));
-    let complete = copies
-        .iter()
-        .all(|c| matches!(c.state, "erased" | "not_kept"));
+    let slack = broker_slack_ms(api);
+    let seen = kledger_state::erasure::Seen {
+        folded: mark.complete,
+        recorded_at: mark.recorded_at,
+        ledger_erased,
+        tombstones_written,
+        view_published: !views.view_pending(account)?,
+        views_erased: !views.erasure_pending(account),
+        vectors: vectors(api, account, &mark)?,
+        compaction_ms: slack,
+        intents_retention_ms: api.config.kafka.intents_retention_ms.max(0) + slack,
+    };
+    let (copies, complete) = kledger_state::erasure::copies(&seen, now_ms());
     Ok(Some(PurgeReceipt {
         action_id: action_id.to_owned(),
         account_id: account.to_owned(),
@@ -174,32 +146,32 @@ fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeRece
         recorded_at: mark.recorded_at,
         rows: mark.rows,
         complete,
-        copies,
+        copies: copies.into_iter().map(Copy::from).collect(),
     }))
 }
 
-fn vectors(api: &Api, account: &str, mark: &kledger_state::PurgeMark) -> Result<Copy, ApiError> {
-    let copy = |state| Copy {
-        copy: "vectors",
-        state,
-        by: None,
-    };
+/// The vector copy as [`kledger_state::erasure::Seen::vectors`] holds it.
+fn vectors(
+    api: &Api,
+    account: &str,
+    mark: &kledger_state::PurgeMark,
+) -> Result<Option<Option<bool>>, ApiError> {
     if !api.config.vectors.enabled {
-        return Ok(copy("not_kept"));
+        return Ok(None);
     }
     let Some(search) = api.search.as_ref().and_then(|s| s.get()) else {
-        return Ok(copy("not_observed"));
+        return Ok(Some(None));
     };
     let generation = search.live.get();
     let Ok(marks) = generation.marks() else {
-        return Ok(copy("not_observed"));
+        return Ok(Some(None));
     };
     let applied = marks.applied(account)? >= mark.commit_seq;
     let erased = !generation.index.erasure().due()
         && !marks
             .erasures()
             .is_pending(&kledger_state::keycache::entry(account, ""));
-    Ok(copy(state(mark.complete && applied && erased)))
+    Ok(Some(Some(applied && erased)))
 }
 
 /// Purges the pending gauges look at per round at most.
