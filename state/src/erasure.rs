@@ -1,6 +1,6 @@
 //! Erasure: one home for what makes a purge's bytes go from every copy kledger keeps
 //! (`docs/privacy.md`) — the stores' erasure runs and their timer ([`Erasures`], on every
-//! RocksDB store through [`ErasingDb`]), the vector indexes' timer ([`ErasureSchedule`]), and the
+//! RocksDB store through `ErasingDb`), the vector indexes' timer ([`ErasureSchedule`]), and the
 //! rules of a purge receipt: what "erased" means for each copy ([`copies`]). The keys topic's
 //! tombstones are the processor's (`kledger_pipeline::apply::keywatch`), queued in state's
 //! `shred` column family by the fold.
@@ -225,7 +225,7 @@ pub const ERASE_RANGES_MAX: usize = 8;
 
 /// At most one erasure per store per this interval: a purge-heavy stream would otherwise
 /// flush and compact at every batch (the pipeline bench fell to 1% of its rate). Purges in
-/// between wait for the next run, which the next write or [`RocksStore::erase_due`] makes.
+/// between wait for the next run, which the next write or [`crate::RocksStore::erase_due`] makes.
 pub const ERASE_INTERVAL: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// A store's erasures: the prefixes waiting for the next run, those of the run in progress,

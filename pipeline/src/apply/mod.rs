@@ -17,11 +17,11 @@
 //! only on what a retry cannot fix: a fork, a gap or corrupt state ([`Unrecoverable`]).
 //!
 //! The processor is its loop ([`Processor::run`]) over parts with one job each:
-//! - [`membership`]: which partitions it holds and where each stands; [`restore`] folds them;
-//! - the batch stages ([`batch`] decides, [`lifecycle`] sends, delivers and settles — a
-//!   batch's life is [`Processor::step`], top to bottom — and [`durable`] writes state);
-//! - [`keywatch`]: the keys topic's records it did not write, and destroyed keys' tombstones;
-//! - [`outlet`]: the producers and their delivery reports; [`health`]: degraded reporting.
+//! - `membership`: which partitions it holds and where each stands; `restore` folds them;
+//! - the batch stages ([`batch`] decides, `lifecycle` sends, delivers and settles — a batch's
+//!   life is `Processor::step`, top to bottom — and `durable` writes state);
+//! - `keywatch`: the keys topic's records it did not write, and destroyed keys' tombstones;
+//! - `outlet`: the producers and their delivery reports; `health`: degraded reporting.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;

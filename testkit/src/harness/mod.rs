@@ -145,6 +145,8 @@ pub struct Row {
 pub struct Summary {
     /// Rows, in run order.
     pub rows: Vec<Row>,
+    /// Each check run and its wall time, in run order.
+    pub took: Vec<(&'static str, std::time::Duration)>,
 }
 
 impl Summary {
@@ -174,7 +176,12 @@ impl fmt::Display for Summary {
                 r.figures
             )?;
         }
-        Ok(())
+        let took: Vec<String> = self
+            .took
+            .iter()
+            .map(|(c, d)| format!("{c} {:.0} s", d.as_secs_f64()))
+            .collect();
+        writeln!(f, "took: {}", took.join(", "))
     }
 }
 
@@ -195,61 +202,56 @@ pub fn run_only(
     only: &[&str],
 ) -> anyhow::Result<Summary> {
     let mut s = Summary::default();
-    if only.contains(&"crash") {
-        let c = crash::crash_loop(
-            bin,
-            profile.seed,
-            profile.crash_intents,
-            profile.crash_accounts,
-            profile.crash_kills,
-        )?;
-        s.rows.push(c.row());
+    for &check in CHECKS.iter().filter(|c| only.contains(c)) {
+        let started = std::time::Instant::now();
+        let rows = run_check(profile, bin, check)?;
+        s.rows.extend(rows);
+        s.took.push((check, started.elapsed()));
     }
-    if only.contains(&"early") {
-        for static_membership in [true, false] {
-            let c = crash::crash_loop_early(
+    Ok(s)
+}
+
+/// The rows of one check of `profile` (a name of [`CHECKS`]).
+fn run_check(profile: &Profile, bin: &std::path::Path, check: &str) -> anyhow::Result<Vec<Row>> {
+    Ok(match check {
+        "crash" => vec![
+            crash::crash_loop(
                 bin,
                 profile.seed,
-                5_000,
-                100,
-                profile.early_kills,
-                static_membership,
-            )?;
-            s.rows.push(c.row());
-        }
-    }
-    if only.contains(&"limits") {
-        s.rows
-            .push(limits::limits(bin, profile.seed, profile.purge_rows)?.row());
-    }
-    if only.contains(&"faults") {
-        s.rows
-            .push(faults::faults(profile.seed, profile.fault_intents)?.row());
-    }
-    if only.contains(&"outage") {
-        s.rows.push(
+                profile.crash_intents,
+                profile.crash_accounts,
+                profile.crash_kills,
+            )?
+            .row(),
+        ],
+        "early" => [true, false]
+            .into_iter()
+            .map(|static_membership| {
+                crash::crash_loop_early(
+                    bin,
+                    profile.seed,
+                    5_000,
+                    100,
+                    profile.early_kills,
+                    static_membership,
+                )
+                .map(|c| c.row())
+            })
+            .collect::<anyhow::Result<_>>()?,
+        "limits" => vec![limits::limits(bin, profile.seed, profile.purge_rows)?.row()],
+        "faults" => vec![faults::faults(profile.seed, profile.fault_intents)?.row()],
+        "outage" => vec![
             outage::outage(
                 profile.seed,
                 10 * profile.fault_intents,
                 profile.outage_secs,
             )?
             .row(),
-        );
-    }
-    if only.contains(&"bad") {
-        s.rows
-            .push(bad::bad_input(bin, profile.seed, profile.bad_valid_intents)?.row());
-    }
-    if only.contains(&"access") {
-        s.rows
-            .push(access::access(profile.seed, profile.access_queries)?.row());
-    }
-    if only.contains(&"flood") {
-        s.rows
-            .push(flood::flood(bin, profile.seed, profile.flood_intents)?.row());
-    }
-    if only.contains(&"hosts") {
-        s.rows.push(
+        ],
+        "bad" => vec![bad::bad_input(bin, profile.seed, profile.bad_valid_intents)?.row()],
+        "access" => vec![access::access(profile.seed, profile.access_queries)?.row()],
+        "flood" => vec![flood::flood(bin, profile.seed, profile.flood_intents)?.row()],
+        "hosts" => vec![
             hosts::hosts(
                 bin,
                 profile.seed,
@@ -257,19 +259,19 @@ pub fn run_only(
                 std::time::Duration::from_secs(profile.hosts_cut_secs),
             )?
             .row(),
-        );
-    }
-    if only.contains(&"soak") {
-        let k = soak::soak(
-            bin,
-            profile.seed,
-            profile.soak_seconds,
-            profile.soak_rate,
-            profile.soak_cycle,
-        )?;
-        s.rows.push(k.row());
-    }
-    Ok(s)
+        ],
+        "soak" => vec![
+            soak::soak(
+                bin,
+                profile.seed,
+                profile.soak_seconds,
+                profile.soak_rate,
+                profile.soak_cycle,
+            )?
+            .row(),
+        ],
+        other => anyhow::bail!("no check {other}"),
+    })
 }
 
 /// Publishes `records` with `bin publish` (a process of its own, configured by `env`, in
