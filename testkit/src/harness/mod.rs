@@ -95,12 +95,14 @@ pub const SHORT: Profile = Profile {
     crash_kills: 5,
     early_kills: 12,
     purge_rows: 100_000,
-    outage_secs: 60,
+    // Past the processor's degraded bound (10 s) twice over; longer only waited.
+    outage_secs: 30,
     bad_valid_intents: 2_000,
     access_queries: 100_000,
     flood_intents: 3_000,
     hosts_intents: 600,
-    hosts_cut_secs: 60,
+    // The others own the cut host's partitions after 11–14 s: a longer cut only waited.
+    hosts_cut_secs: 30,
     fault_intents: 1_200,
     soak_seconds: 60,
     soak_rate: 200,
