@@ -82,6 +82,26 @@ impl std::fmt::Debug for McpServer {
 // `TimelineParams`), with the path's id beside them where the endpoint has one: a field added
 // to an endpoint is a tool argument too, described once.
 
+/// What a read waits for: the account read (default: the caller's own), its
+/// `min_commit_seq` and `wait_ms`.
+type At = (Option<String>, Option<i64>, Option<u64>);
+
+/// The read-your-writes fields the read tools' arguments carry.
+trait ReadAt {
+    fn at(&self) -> At;
+}
+
+macro_rules! read_at {
+    ($($t:ty),*) => {$(
+        impl ReadAt for $t {
+            fn at(&self) -> At {
+                (self.account.clone(), self.min_commit_seq, self.wait_ms)
+            }
+        }
+    )*};
+}
+read_at!(SearchRequest, ProfileParams, TimelineParams);
+
 /// `read_playbook`'s arguments: the id `GET /v1/playbooks/{id}` takes in its path, and its
 /// query.
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
@@ -197,9 +217,7 @@ impl McpServer {
     async fn read<T: serde::Serialize + Send + 'static>(
         &self,
         ctx: &RequestContext<RoleServer>,
-        account: Option<&str>,
-        asked: Option<i64>,
-        wait_ms: Option<u64>,
+        (account, asked, wait_ms): At,
         vectors: bool,
         f: impl FnOnce(&Api, &Principal, Option<i64>) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
@@ -208,6 +226,7 @@ impl McpServer {
             Ok(p) => p,
             Err(e) => return Ok(error_result(&e)),
         };
+        let account = account.as_deref();
         let min = self.min_seq(&p, account, asked);
         let api = self.api.clone();
         let p2 = p.clone();
@@ -230,24 +249,17 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<SearchRequest>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked, wait) = (a.account.clone(), a.min_commit_seq, a.wait_ms);
-        self.read(
-            &ctx,
-            account.as_deref(),
-            asked,
-            wait,
-            true,
-            move |api, p, min| {
-                super::api::search::search_knowledge(
-                    api,
-                    p,
-                    SearchRequest {
-                        min_commit_seq: min,
-                        ..a
-                    },
-                )
-            },
-        )
+        let at = a.at();
+        self.read(&ctx, at, true, move |api, p, min| {
+            super::api::search::search_knowledge(
+                api,
+                p,
+                SearchRequest {
+                    min_commit_seq: min,
+                    ..a
+                },
+            )
+        })
         .await
     }
 
@@ -260,21 +272,13 @@ impl McpServer {
         Parameters(a): Parameters<PlaybookArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let PlaybookArgs { memory_id, at } = a;
-        let (account, asked, wait) = (at.account.clone(), at.min_commit_seq, at.wait_ms);
-        self.read(
-            &ctx,
-            account.as_deref(),
-            asked,
-            wait,
-            false,
-            move |api, p, min| {
-                let at = ProfileParams {
-                    min_commit_seq: min,
-                    ..at
-                };
-                super::api::read::read_playbook(api, p, &memory_id, &at)
-            },
-        )
+        self.read(&ctx, at.at(), false, move |api, p, min| {
+            let at = ProfileParams {
+                min_commit_seq: min,
+                ..at
+            };
+            super::api::read::read_playbook(api, p, &memory_id, &at)
+        })
         .await
     }
 
@@ -287,25 +291,13 @@ impl McpServer {
         Parameters(a): Parameters<TimelineArgs>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
         let TimelineArgs { entity, params } = a;
-        let (account, asked, wait) = (
-            params.account.clone(),
-            params.min_commit_seq,
-            params.wait_ms,
-        );
-        self.read(
-            &ctx,
-            account.as_deref(),
-            asked,
-            wait,
-            false,
-            move |api, p, min| {
-                let params = TimelineParams {
-                    min_commit_seq: min,
-                    ..params
-                };
-                super::api::read::entity_timeline(api, p, &entity, &params)
-            },
-        )
+        self.read(&ctx, params.at(), false, move |api, p, min| {
+            let params = TimelineParams {
+                min_commit_seq: min,
+                ..params
+            };
+            super::api::read::entity_timeline(api, p, &entity, &params)
+        })
         .await
     }
 
@@ -317,21 +309,14 @@ impl McpServer {
         ctx: RequestContext<RoleServer>,
         Parameters(a): Parameters<ProfileParams>,
     ) -> Result<CallToolResult, rmcp::ErrorData> {
-        let (account, asked, wait) = (a.account.clone(), a.min_commit_seq, a.wait_ms);
-        self.read(
-            &ctx,
-            account.as_deref(),
-            asked,
-            wait,
-            false,
-            move |api, p, min| {
-                let a = ProfileParams {
-                    min_commit_seq: min,
-                    ..a
-                };
-                super::api::read::profile_answer(api, p, &a)
-            },
-        )
+        let at = a.at();
+        self.read(&ctx, at, false, move |api, p, min| {
+            let a = ProfileParams {
+                min_commit_seq: min,
+                ..a
+            };
+            super::api::read::profile_answer(api, p, &a)
+        })
         .await
     }
 
