@@ -8,11 +8,32 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context;
 use kledger_processors::routing::partition_for;
-use kledger_schemas::IntentRecord;
+use kledger_schemas::{IntentRecord, SourceEnvelope, SourceKind};
 use rdkafka::producer::{BaseRecord, Producer};
 
 use kledger_kafka::clients::{DeliveryContext, producer_config, send_waiting};
 use kledger_runtime::config::Config;
+
+/// The intent record of one source document line of `kind`.
+fn source_record(text: &str, kind: SourceKind) -> Result<IntentRecord, String> {
+    let env: SourceEnvelope = serde_json::from_str(text).map_err(|e| e.to_string())?;
+    let account = env
+        .account_id
+        .clone()
+        .ok_or("a source document line needs account_id")?;
+    let timestamp = env.timestamp.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as i64)
+    });
+    let op = env.op(kind)?;
+    Ok(IntentRecord {
+        timestamp,
+        partition: None,
+        offset: None,
+        intent: kledger_processors::sources::intent_for(&account, op, "kledger-publish", None),
+    })
+}
 
 /// What a publish did.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -126,12 +147,14 @@ impl Publisher {
     }
 }
 
-/// Publishes every line of `input` to the intents topic (with `partitions` partitions).
-/// Blocking.
+/// Publishes every line of `input` to the intents topic (with `partitions` partitions): intent
+/// records, or with `kind` source documents of that kind ([`kledger_schemas::SourceEnvelope`],
+/// each made the intent [`kledger_processors::sources::intent_for`] makes). Blocking.
 pub fn publish(
     config: &Config,
     partitions: i32,
     input: &mut dyn BufRead,
+    kind: Option<SourceKind>,
     progress: bool,
 ) -> anyhow::Result<PublishSummary> {
     let mut publisher = Publisher::new(config, partitions)?;
@@ -162,10 +185,14 @@ pub fn publish(
         if text.is_empty() {
             continue;
         }
-        let record: IntentRecord = match serde_json::from_str(text) {
+        let parsed = match kind {
+            None => serde_json::from_str(text).map_err(|e| e.to_string()),
+            Some(kind) => source_record(text, kind),
+        };
+        let record: IntentRecord = match parsed {
             Ok(r) => r,
             Err(e) => {
-                invalid(&mut summary, n, e.to_string());
+                invalid(&mut summary, n, e);
                 continue;
             }
         };

@@ -1,4 +1,4 @@
-//! `kledger rebuild views|qdrant`: rebuild a projection from the outbox into a new generation
+//! `kledger rebuild views|sources|qdrant`: rebuild a projection from the outbox into a new generation
 //! and swap it in atomically when it has caught up (see [`kledger_runtime::generations`]).
 //!
 //! The rebuild reads every outbox partition from the new generation's own positions to the end
@@ -16,7 +16,7 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use kledger_state::{MarkStore, ViewStore};
+use kledger_state::{Lane, MarkStore, ViewStore};
 
 use crate::project::vectors::{OpenIndex, VectorBuild};
 use crate::project::views::ViewProjection;
@@ -48,11 +48,13 @@ pub struct RebuildReport {
     pub deleted: Vec<String>,
 }
 
-/// Which projection (`kledger rebuild views|qdrant`).
+/// Which projection (`kledger rebuild views|sources|qdrant`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ProjectionKind {
     /// The view store.
     Views,
+    /// The sources store (people, conversations, calendar, screen).
+    Sources,
     /// The vector index.
     #[value(name = "qdrant")]
     Vectors,
@@ -63,6 +65,7 @@ impl ProjectionKind {
     pub fn name(self) -> &'static str {
         match self {
             ProjectionKind::Views => "views",
+            ProjectionKind::Sources => "sources",
             ProjectionKind::Vectors => "qdrant",
         }
     }
@@ -76,12 +79,20 @@ fn open_projection(
     generation: &str,
 ) -> anyhow::Result<Box<dyn project::Projection>> {
     Ok(match kind {
-        ProjectionKind::Views => {
-            let store = ViewStore::open_bounded(
-                dir,
-                config.views.cache_bytes,
-                config.views.memtable_bytes,
-            )?;
+        ProjectionKind::Views | ProjectionKind::Sources => {
+            let store = match kind {
+                ProjectionKind::Sources => ViewStore::open_bounded(
+                    dir,
+                    config.sources.cache_bytes,
+                    config.sources.memtable_bytes,
+                )?
+                .with_lane(Lane::Sources),
+                _ => ViewStore::open_bounded(
+                    dir,
+                    config.views.cache_bytes,
+                    config.views.memtable_bytes,
+                )?,
+            };
             Box::new(ViewProjection::new(
                 &config.views,
                 &config.limits,
@@ -134,7 +145,7 @@ fn read_from_positions(
 /// Whether another process holds the generation at `path` (its RocksDB lock).
 fn in_use(projection: ProjectionKind, path: &Path) -> bool {
     match projection {
-        ProjectionKind::Views => ViewStore::open(path, 1 << 20).is_err(),
+        ProjectionKind::Views | ProjectionKind::Sources => ViewStore::open(path, 1 << 20).is_err(),
         ProjectionKind::Vectors => {
             let marks = path.join("marks");
             marks.exists() && MarkStore::open(&marks).is_err()
@@ -152,6 +163,7 @@ pub fn rebuild(
     let started = Instant::now();
     let root = match projection {
         ProjectionKind::Views => config.views.dir.clone(),
+        ProjectionKind::Sources => config.sources_dir(),
         ProjectionKind::Vectors => config.vectors.dir.clone(),
     };
     let gens = Generations::new(&root)?;
@@ -164,7 +176,7 @@ pub fn rebuild(
     let lookup = kledger_kafka::codec::Codec::connect(config)?;
     let opened = started.elapsed().as_secs_f64();
     let ramp = match projection {
-        ProjectionKind::Views => Ramp {
+        ProjectionKind::Views | ProjectionKind::Sources => Ramp {
             first: config.bulk.records_max,
             max: config.bulk.records_max,
         },

@@ -69,7 +69,8 @@ pub struct AccountState {
 pub struct Needs {
     /// Rows by id (targets, purge targets).
     pub rows: BTreeSet<String>,
-    /// Canonical slots whose occupant (and its row) is needed.
+    /// Canonical slots whose occupant (and its row) is needed; a source document's
+    /// [`crate::sources::record_slot`] for its current version.
     pub slots: BTreeSet<String>,
     /// Entities whose rows are needed (entity purge).
     pub entities: BTreeSet<String>,
@@ -91,6 +92,9 @@ pub fn needs(intent: &Intent) -> Needs {
         }
     }
     for op in &intent.ops {
+        if let Op::Source(s) = op {
+            n.slots.insert(crate::sources::op_slot(s));
+        }
         if let Op::Purge(p) = op {
             if let Some(t) = &p.target {
                 n.rows.insert(t.clone());

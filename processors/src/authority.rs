@@ -17,6 +17,8 @@ pub fn reason_rank(reason: WriteReason) -> i32 {
         WriteReason::LegacyMigration => 200,
         WriteReason::RecurringWorkflow => 100,
         WriteReason::StandingTrigger => 100,
+        // Source rows are replaced by newer documents only, never amended or closed.
+        WriteReason::SourceSync => 100,
     }
 }
 

@@ -111,6 +111,18 @@ codes! {
     BadPurge = "bad_purge",
     /// Purge ops mixed with other ops in one intent.
     PurgeMixed = "purge_mixed",
+    /// A `source` op beside ops of another kind, a `source` op whose intent's write reason is
+    /// not `source_sync`, or `source_sync` on an intent of other ops.
+    SourceMixed = "source_mixed",
+    /// A `source` op in a ledger decided under rules v1 to v3 (source rows are sealed).
+    SourceUnsupported = "source_unsupported",
+    /// A source document's shape: its id or a person id is not an identifier of 1..=256
+    /// chars, a list is over its bound, a text is empty or too long, a time span ends before
+    /// it starts, or two ops of one intent put the same document. The message names the field.
+    BadSourceDoc = "bad_source_doc",
+    /// An `assert` or `amend` of a source kind (person, conversation, calendar_event,
+    /// screen_span): source rows are written by the `source` op only.
+    SourceKindReserved = "source_kind_reserved",
     // ---- rule 2: idempotency (rejected) ----
     /// The action was committed before with a different payload.
     ActionReused = "action_reused",

@@ -10,7 +10,7 @@ use kledger_schemas::avro::AvroCodec;
 use kledger_schemas::limits::RECORD_BYTES_DEFAULT;
 use kledger_schemas::{
     AssertOp, Change, Commit, CommitOp, Evidence, Extractor, HeadPolicy, Intent, Locator, Op,
-    Outcome, Receipt, Row, Source, StaleTarget, Status, Tenant, WriteReason,
+    Outcome, Receipt, Row, Source, SourceOp, StaleTarget, Status, Tenant, WriteReason,
 };
 
 use crate::account::AccountState;
@@ -19,6 +19,7 @@ use crate::codes::{Code, Reason};
 use crate::ids::{self, Keying, LedgerSecret};
 use crate::seal;
 use crate::slots;
+use crate::sources;
 use crate::validate::{self, Rules, asserted, occupied_slot, planned_targets};
 
 /// Where an intent record sits on its topic, and its record timestamp.
@@ -303,7 +304,17 @@ pub fn decide_owned(
         );
         return not_committed(intent, state, meta, Outcome::Replan, reason);
     }
-    // Rule 4: amend keeps kind and subject; at most one active value per slot.
+    // Rule 4: source rows change by newer documents only; amend keeps kind and subject; at
+    // most one active value per slot.
+    if let Some(id) =
+        planned_targets(intent).find(|id| state.rows.get(*id).is_some_and(sources::is_source))
+    {
+        let reason = Reason::new(
+            Code::SourceKindReserved,
+            format!("{id} is a source row: a newer document replaces it"),
+        );
+        return not_committed(intent, state, meta, Outcome::Rejected, reason);
+    }
     if let Some(reason) = amend_mismatch(state, intent) {
         return not_committed(intent, state, meta, Outcome::Rejected, reason);
     }
@@ -374,7 +385,7 @@ pub fn decide_owned(
         },
         left: ops
             .iter()
-            .filter(|op| matches!(op, Op::Assert(_) | Op::Amend(_)))
+            .filter(|op| matches!(op, Op::Assert(_) | Op::Amend(_) | Op::Source(_)))
             .count(),
         provenance: Some((tenant, source, extractor)),
     };
@@ -538,7 +549,39 @@ impl Creator<'_> {
             tenant,
             generation: self.stamp.generation,
             sealed: None,
+            record: None,
         }
+    }
+
+    /// The row of a `source` op: made as its assert's, carrying the document, with a content
+    /// hash over the document (so any change of it is a change of the row).
+    fn source(&mut self, index: usize, op: SourceOp, supersedes: &[String]) -> Row {
+        let a = sources::as_assert(&op, self.meta.timestamp);
+        let mut row = self.created(index, a, supersedes);
+        let record = sources::record_of(op);
+        let doc = ids::with_buffer(|buf| {
+            record.doc.encode(buf);
+            ids::to_hex(buf)
+        });
+        let keying = match self.secret {
+            Some(secret) => Keying::Keyed {
+                secret,
+                account_id: self.ids.account_id,
+            },
+            None => Keying::Plain,
+        };
+        let slot = sources::record_slot(row.kind, &record.record_id);
+        row.content_hash = ids::content_hash_with(
+            keying,
+            row.kind.as_str(),
+            &row.content,
+            Some(&doc),
+            None,
+            Some(&slot),
+            &row.subject,
+        );
+        row.record = Some(record);
+        row
     }
 }
 
@@ -609,6 +652,27 @@ fn build_commit(
                     change: Change::EvidenceAttached,
                     row,
                 });
+            }
+            Op::Source(src) => {
+                let previous = state.slots.get(&sources::op_slot(&src)).cloned();
+                let supersedes: Vec<String> = previous.iter().cloned().collect();
+                let new = creator.source(index, src, &supersedes);
+                let (new_id, new_from) = (new.memory_id.clone(), new.valid_from);
+                ops.push(CommitOp {
+                    change: Change::Created,
+                    row: new,
+                });
+                if let Some(id) = previous {
+                    let mut row = target(&id)?;
+                    row.status = Status::Superseded;
+                    row.superseded_by = Some(new_id);
+                    row.valid_to = closing_valid_to(&row, new_from);
+                    creator.stamp.touch(&mut row);
+                    ops.push(CommitOp {
+                        change: Change::Superseded,
+                        row,
+                    });
+                }
             }
             // Validation keeps purges out of mixed intents; reject rather than panic if one slips.
             Op::Purge(_) => {

@@ -8,6 +8,7 @@
 //! - [`validate`]: rule 1, shape and limits.
 //! - [`authority`]: the authority table (rule 5), in one place.
 //! - [`slots`]: the slot registry and its aliases.
+//! - [`sources`]: source documents (people, conversations, calendar, screen) as rows.
 //! - [`ids`]: memory ids (ULID), content hashes, intent digests, the head hash chain.
 //! - [`seal`]: rules v4's crypto-shredding: row content sealed under data keys, content MACs.
 //! - [`bitemporal`]: a row as it stood at an effective time (reads' `as_of`, `known_at`).
@@ -39,6 +40,7 @@ pub mod render;
 pub mod routing;
 pub mod seal;
 pub mod slots;
+pub mod sources;
 pub mod validate;
 
 pub use account::{AccountState, ActionEntry, Head, Needs, needs};
@@ -126,5 +128,6 @@ pub(crate) fn testrow() -> kledger_schemas::Row {
         },
         generation: 0,
         sealed: None,
+        record: None,
     }
 }

@@ -25,13 +25,17 @@ pub fn collection_name(kind: &str, dim: usize, version: u32) -> String {
 pub enum Placement {
     /// Upsert the point (active rows, and superseded or closed ones marked by status).
     Upsert,
-    /// Delete the point: tombstoned rows, and restricted rows (never indexed).
+    /// Delete the point: tombstoned rows, and restricted and source rows (never indexed).
     Delete,
 }
 
-/// Where a row goes.
+/// Where a row goes. Source rows (people, conversations, calendar, screen) are no ledger
+/// knowledge: search never finds them, so the index holds none.
 pub fn placement(row: &Row) -> Placement {
-    if row.status == Status::Tombstoned || row.sensitivity.level == SensitivityLevel::Restricted {
+    if row.status == Status::Tombstoned
+        || row.sensitivity.level == SensitivityLevel::Restricted
+        || kledger_schemas::SourceKind::of(row.kind).is_some()
+    {
         Placement::Delete
     } else {
         Placement::Upsert

@@ -20,7 +20,7 @@
 //! module only uses them.
 
 use kledger_schemas::avro::{AvroCodec, DecodeError, Reader, long_len, write_long};
-use kledger_schemas::{Bytes, Embedding, Evidence, Locator, Row, Sealed};
+use kledger_schemas::{Bytes, Embedding, Evidence, Locator, Row, Sealed, SourceDoc};
 use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, Nonce, UnboundKey};
 
 use crate::ids::{self, LedgerSecret};
@@ -105,6 +105,10 @@ pub fn content(row: &Row, out: &mut Vec<u8>) {
     }
     write_long(out, 0);
     row.embedding.encode(out);
+    // A source row's document (none before source rows existed: ledger rows seal as before).
+    if let Some(rec) = &row.record {
+        rec.doc.encode(out);
+    }
 }
 
 /// Reads content encoded by [`content`] into `row` (whose evidence lineage it must match).
@@ -134,6 +138,9 @@ fn put_content(row: &mut Row, bytes: &[u8]) -> Result<(), DecodeError> {
         return Err(DecodeError::BadLength);
     }
     row.embedding = Option::<Embedding>::decode(&mut r)?;
+    if let Some(rec) = &mut row.record {
+        rec.doc = Option::<SourceDoc>::decode(&mut r)?;
+    }
     r.finish()
 }
 
@@ -151,6 +158,9 @@ pub fn blank(row: &mut Row) {
         e.checksum = None;
     }
     row.embedding = None;
+    if let Some(rec) = &mut row.record {
+        rec.doc = None;
+    }
 }
 
 /// ChaCha20-Poly1305 (RFC 8439) under `key`. ring's, not RustCrypto's: on a row's few hundred
@@ -302,7 +312,10 @@ pub fn wire_bytes_from(row: &Row, hashed: usize, content: usize) -> usize {
     } else {
         content + TAG_BYTES
     };
+    // A source row's record: the wire form adds its union branch and an empty document's.
+    let record = if row.record.is_some() { 2 } else { 1 };
     hashed - mac_len
+        + record
         + 1 // union branch
         + long_len(KEY_ID_HEX as i64) + KEY_ID_HEX
         + long_len(MAC_HEX as i64) + MAC_HEX

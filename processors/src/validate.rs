@@ -4,7 +4,10 @@ use std::collections::BTreeSet;
 
 use kledger_schemas::limits::*;
 use kledger_schemas::{
-    AssertOp, Evidence, Intent, Kind, Op, OwnerKind, SubjectScope, Tenant, WriteReason,
+    ALIAS_CHARS_MAX, APP_CHARS_MAX, AssertOp, EMAILS_MAX, Evidence, Intent, Kind, NAMES_MAX,
+    NOTES_CHARS_MAX, Op, OwnerKind, PERSON_IDS_MAX, RETAINED_NAMES_MAX, SEGMENT_CHARS_MAX,
+    SEGMENTS_MAX, SourceDoc, SourceKind, SourceOp, SubjectScope, TITLE_CHARS_MAX,
+    TRANSCRIPT_CHARS_MAX, Tenant, WriteReason,
 };
 
 use crate::codes::{Code, Reason};
@@ -292,6 +295,12 @@ pub fn quote_budget(quotes: usize, quote_chars: usize) -> Check {
 /// An assert's (or an amend's replacement's) shape. Long on purpose: the checks in the order
 /// of the catalogue of codes, so the first failure an intent meets is always the same one.
 fn assert_op(op: &AssertOp, reason: WriteReason, record_time: i64, rules: Rules) -> Check {
+    if SourceKind::of(op.kind).is_some() {
+        return fail(
+            Code::SourceKindReserved,
+            format!("{} rows are written by the source op only", op.kind),
+        );
+    }
     if op.content.is_empty() {
         return fail(Code::ContentEmpty, "content is empty");
     }
@@ -441,7 +450,7 @@ pub fn planned_targets(intent: &Intent) -> impl Iterator<Item = &str> {
                 Op::Amend(a) => Box::new(a.targets.iter().map(String::as_str)),
                 Op::Close(c) => Box::new(std::iter::once(c.target.as_str())),
                 Op::AttachEvidence(e) => Box::new(std::iter::once(e.target.as_str())),
-                Op::Assert(_) | Op::Purge(_) => Box::new(std::iter::empty()),
+                Op::Assert(_) | Op::Purge(_) | Op::Source(_) => Box::new(std::iter::empty()),
             }
         })
 }
@@ -534,6 +543,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     if purges > 0 && purges < intent.ops.len() {
         return fail(Code::PurgeMixed, "purge ops cannot be mixed with other ops");
     }
+    sources_alone(intent)?;
     for (i, op) in intent.ops.iter().enumerate() {
         op_shape(intent, op, record_time, rules)
             .map_err(|r| Reason::new(r.code, format!("ops[{i}]: {}", r.message)))?;
@@ -594,6 +604,8 @@ fn op_texts(op: &Op) -> Check {
         Op::Amend(a) => assert_texts(&a.replacement),
         Op::Close(c) => text("reason", &c.reason, Line),
         Op::AttachEvidence(e) => evidence_texts(&e.evidence),
+        // Checked with its shape (sources need rules v4).
+        Op::Source(_) => Ok(()),
         Op::Purge(p) => {
             if let Some(t) = &p.target {
                 text("target", t, Line)?;
@@ -697,6 +709,7 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64, rules: Rules) -> Check {
             }
             evidence(&e.evidence).map(|_| ())
         }
+        Op::Source(s) => source_op(s, rules),
         Op::Purge(p) => {
             let selectors = usize::from(p.target.is_some())
                 + usize::from(p.entity_id.is_some())
@@ -712,6 +725,165 @@ fn op_shape(intent: &Intent, op: &Op, record_time: i64, rules: Rules) -> Check {
             reason_text(&p.reason, false)
         }
     }
+}
+
+/// A `source` op goes alone: every op of its intent is one, and the write reason is
+/// `source_sync` exactly when they are; one document at most once per intent.
+fn sources_alone(intent: &Intent) -> Check {
+    let sources = intent
+        .ops
+        .iter()
+        .filter(|o| matches!(o, Op::Source(_)))
+        .count();
+    let sync = intent.write_reason == WriteReason::SourceSync;
+    if (sources > 0 || sync) && (sources < intent.ops.len() || !sync) {
+        return fail(
+            Code::SourceMixed,
+            "source ops go alone, with write_reason source_sync",
+        );
+    }
+    let mut seen = BTreeSet::new();
+    for op in &intent.ops {
+        if let Op::Source(s) = op
+            && !seen.insert((s.doc.source(), s.doc.record_id()))
+        {
+            return fail(
+                Code::BadSourceDoc,
+                format!(
+                    "{} {} appears twice",
+                    s.doc.source().as_str(),
+                    s.doc.record_id()
+                ),
+            );
+        }
+    }
+    Ok(())
+}
+
+fn doc_fail(field: &str, what: impl std::fmt::Display) -> Check {
+    fail(Code::BadSourceDoc, format!("{field}: {what}"))
+}
+
+/// An id inside a source document: an identifier of 1..=256 chars.
+fn doc_id(field: &str, id: &str) -> Check {
+    if bounded(id, 1, SHORT_CHARS_MAX) && id.bytes().all(|b| ident_char(char::from(b))) {
+        Ok(())
+    } else {
+        doc_fail(
+            field,
+            format!("must be 1..={SHORT_CHARS_MAX} chars [A-Za-z0-9_.:@-]"),
+        )
+    }
+}
+
+fn doc_ids(field: &str, ids: &[String]) -> Check {
+    if ids.len() > PERSON_IDS_MAX {
+        return doc_fail(field, format!("at most {PERSON_IDS_MAX} person ids"));
+    }
+    ids.iter().try_for_each(|id| doc_id(field, id))
+}
+
+/// A text of a source document: `min..=max` chars of `shape`.
+fn doc_text(field: &str, value: &str, min: usize, max: usize, shape: Text) -> Check {
+    if !bounded(value, min, max) {
+        return doc_fail(field, format!("must be {min}..={max} chars"));
+    }
+    text(field, value, shape)
+}
+
+fn doc_texts(field: &str, items: &[String], max_items: usize) -> Check {
+    if items.len() > max_items {
+        return doc_fail(field, format!("at most {max_items} entries"));
+    }
+    items
+        .iter()
+        .try_for_each(|v| doc_text(field, v, 1, ALIAS_CHARS_MAX, Text::Line))
+}
+
+fn span(start: i64, end: i64) -> Check {
+    timestamp("start", start)?;
+    timestamp("end", end)?;
+    if end < start {
+        return fail(Code::BadValidity, "a time span ends before it starts");
+    }
+    Ok(())
+}
+
+/// A `source` op's shape (rules v4 and later: source rows are sealed). Long on purpose: one
+/// arm per document type, its fields in schema order.
+fn source_op(op: &SourceOp, rules: Rules) -> Check {
+    use Text::{Line, Lines};
+    if rules < Rules::V4 {
+        return fail(
+            Code::SourceUnsupported,
+            "source documents need rules v4 or later",
+        );
+    }
+    doc_id("record id", op.doc.record_id())?;
+    match &op.doc {
+        SourceDoc::Person(p) => {
+            doc_texts("names", &p.names, NAMES_MAX)?;
+            doc_texts("retained_names", &p.retained_names, RETAINED_NAMES_MAX)?;
+            doc_texts("emails", &p.emails, EMAILS_MAX)?;
+        }
+        SourceDoc::Conversation(c) => {
+            span(c.started_at, c.ended_at)?;
+            doc_text("summary", &c.summary, 1, TITLE_CHARS_MAX, Line)?;
+            doc_ids("participant_ids", &c.participant_ids)?;
+            if c.segments.len() > SEGMENTS_MAX {
+                return doc_fail("segments", format!("at most {SEGMENTS_MAX}"));
+            }
+            let mut total = 0usize;
+            for seg in &c.segments {
+                span(seg.start_ms, seg.end_ms)?;
+                if let Some(s) = &seg.speaker_id {
+                    doc_id("segments.speaker_id", s)?;
+                }
+                doc_text("segments.text", &seg.text, 1, SEGMENT_CHARS_MAX, Lines)?;
+                total += chars(&seg.text);
+            }
+            if total > TRANSCRIPT_CHARS_MAX {
+                return doc_fail(
+                    "segments",
+                    format!("at most {TRANSCRIPT_CHARS_MAX} chars in all"),
+                );
+            }
+        }
+        SourceDoc::Calendar(e) => {
+            span(e.start, e.end)?;
+            doc_text("title", &e.title, 1, TITLE_CHARS_MAX, Line)?;
+            doc_ids("attendee_ids", &e.attendee_ids)?;
+            if let Some(n) = &e.notes {
+                doc_text("notes", n, 0, NOTES_CHARS_MAX, Lines)?;
+            }
+        }
+        SourceDoc::Screen(s) => {
+            span(s.start, s.end)?;
+            doc_text("app", &s.app, 1, APP_CHARS_MAX, Line)?;
+            doc_text("window_title", &s.window_title, 1, TITLE_CHARS_MAX, Line)?;
+            doc_ids("person_ids", &s.person_ids)?;
+            if let Some(o) = &s.ocr_text {
+                doc_text("ocr_text", o, 0, NOTES_CHARS_MAX, Lines)?;
+            }
+        }
+    }
+    list("acl.read_team_ids", &op.acl.read_team_ids, ACL_ENTRIES_MAX)?;
+    list(
+        "acl.read_agent_ids",
+        &op.acl.read_agent_ids,
+        ACL_ENTRIES_MAX,
+    )?;
+    list("acl.read_role_ids", &op.acl.read_role_ids, ACL_ENTRIES_MAX)?;
+    for id in &op.acl.read_team_ids {
+        identifier("acl.read_team_ids", id, "team_")?;
+    }
+    for id in &op.acl.read_agent_ids {
+        identifier("acl.read_agent_ids", id, "agt_")?;
+    }
+    op.acl
+        .read_role_ids
+        .iter()
+        .try_for_each(|id| identifier("acl.read_role_ids", id, ""))
 }
 
 #[cfg(test)]

@@ -15,4 +15,8 @@ pub const ALL: &[&str] = &[
     // Rules v4 (erasure): `Row.sealed` (content encrypted under the row's data key) and
     // `Commit.keyed` (keyed ids and hashes, a head hash over content MACs).
     include_str!("../avro/released/commit.v3.avsc"),
+    // Wave 3 (sources): the `source` op (`SourceOp` with the four source documents), the
+    // source kinds of `Kind`, `WriteReason.source_sync` and `Row.record`.
+    include_str!("../avro/released/intent.v2.avsc"),
+    include_str!("../avro/released/commit.v4.avsc"),
 ];

@@ -100,7 +100,7 @@ fn byte_fixture_of_the_example_intent() {
     // The directory at run time: a shared target dir may hold a binary built from another clone.
     let dir =
         std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
-    let path = format!("{dir}/tests/fixtures/intent.v1.hex");
+    let path = format!("{dir}/tests/fixtures/intent.v2.hex");
     if std::env::var_os("KLEDGER_BLESS").is_some() {
         std::fs::write(&path, kledger_schemas::hex::to_hex(&bytes) + "\n").unwrap();
     }
@@ -111,6 +111,11 @@ fn byte_fixture_of_the_example_intent() {
         "encoding changed; a schema change needs a new version"
     );
     assert_eq!(decode::<Intent>(&fixture, &NoRegistry).unwrap(), v);
+    // The bytes the first release wrote still decode, through its released schema.
+    let v1 = std::fs::read_to_string(format!("{dir}/tests/fixtures/intent.v1.hex")).unwrap();
+    let v1 = kledger_schemas::hex::from_hex(v1.trim()).unwrap();
+    assert_ne!(v1, bytes);
+    assert_eq!(decode::<Intent>(&v1, &KnownSchemas::released()).unwrap(), v);
 }
 
 #[test]

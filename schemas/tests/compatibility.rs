@@ -60,7 +60,9 @@ fn written_with<T: Record>(value: &T, writer: &Schema) -> Vec<u8> {
     if let Value::Record(fields) = &mut v {
         let names = field_names(writer);
         fields.retain(|(n, _)| names.contains(n));
-        if lacks_sealed_rows::<T>(writer) {
+        let lacks_sealed = lacks_sealed_rows::<T>(writer);
+        let lacks_record = T::NAME == "Commit" && !writer.canonical_form().contains("SourceRecord");
+        if lacks_sealed || lacks_record {
             for (n, ops) in fields.iter_mut() {
                 let (true, Value::Array(ops)) = (n == "ops", ops) else {
                     continue;
@@ -69,7 +71,10 @@ fn written_with<T: Record>(value: &T, writer: &Schema) -> Vec<u8> {
                     if let Value::Record(op) = op {
                         for (n, row) in op.iter_mut() {
                             if let (true, Value::Record(row)) = (n == "row", row) {
-                                row.retain(|(n, _)| n != "sealed");
+                                row.retain(|(n, _)| {
+                                    !(lacks_sealed && n == "sealed"
+                                        || lacks_record && n == "record")
+                                });
                             }
                         }
                     }
@@ -112,14 +117,47 @@ fn reads_every_release<
     }
 }
 
+/// `value` as the releases before source documents (intent v1, commit v3) can hold it: no
+/// `source` op, no source kind, no `source_sync`, no row `record`.
+fn before_sources<T: serde::Serialize + serde::de::DeserializeOwned>(value: &T) -> T {
+    fn walk(v: &mut serde_json::Value) {
+        match v {
+            serde_json::Value::Object(m) => {
+                m.remove("record");
+                if let Some(k) = m.get_mut("kind")
+                    && k.as_str()
+                        .and_then(Kind::parse)
+                        .is_some_and(|k| !matches!(k, Kind::Fact | Kind::Document | Kind::Trigger))
+                {
+                    *k = "fact".into();
+                }
+                if let Some(w) = m.get_mut("write_reason")
+                    && w == "source_sync"
+                {
+                    *w = "onboarding".into();
+                }
+                m.values_mut().for_each(walk);
+            }
+            serde_json::Value::Array(a) => {
+                a.retain(|e| e.get("op").is_none_or(|op| op != "source"));
+                a.iter_mut().for_each(walk);
+            }
+            _ => {}
+        }
+    }
+    let mut json = serde_json::to_value(value).unwrap();
+    walk(&mut json);
+    serde_json::from_value(json).unwrap()
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, ..ProptestConfig::default() })]
 
     #[test]
-    fn current_reads_released_intents(v in common::intent()) { reads_every_release(&v) }
+    fn current_reads_released_intents(v in common::intent()) { reads_every_release(&before_sources(&v)) }
 
     #[test]
-    fn current_reads_released_commits(v in common::commit()) { reads_every_release(&v) }
+    fn current_reads_released_commits(v in common::commit()) { reads_every_release(&before_sources(&v)) }
 
     #[test]
     fn current_reads_released_receipts(v in common::receipt()) { reads_every_release(&v) }

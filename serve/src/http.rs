@@ -164,9 +164,8 @@ async fn authenticated(api: Option<crate::api::Api>, mut req: Request, next: Nex
         return resp;
     };
     // Reads need a replica that holds every account; the ingress only produces.
-    if req.uri().path() != "/v1/intents"
-        && let Err(e) = api.serving()
-    {
+    let ingress = req.uri().path() == "/v1/intents" || req.uri().path().starts_with("/v1/sources/");
+    if !ingress && let Err(e) = api.serving() {
         return e.into_response();
     }
     req.extensions_mut().insert(Authenticated(p));

@@ -34,8 +34,9 @@ use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
-use super::api::read::{ProfileParams, TimelineParams, after_wait, blocking};
+use super::api::read::{ProfileParams, after_wait, blocking};
 use super::api::search::SearchRequest;
+use super::api::timeline::TimelineParams;
 use super::api::{Api, ApiError};
 
 /// How long `remember` waits for its receipt, ms.
@@ -296,7 +297,7 @@ impl McpServer {
                 min_commit_seq: min,
                 ..params
             };
-            super::api::read::entity_timeline(api, p, &entity, &params)
+            super::api::timeline::entity_timeline(api, p, &entity, &params)
         })
         .await
     }

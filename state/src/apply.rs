@@ -226,8 +226,11 @@ fn load_opened<R: StateRead + ?Sized>(
     for slot in &n.slots {
         if let Some(v) = r.get(Cf::Slots, &keys::child(p, acct, slot.as_bytes())?)? {
             let id = String::from_utf8(v).map_err(|_| StateError::Corrupt("slot value".into()))?;
+            // A source document's current version is superseded by the new one: opened, so
+            // its superseded version keeps its content.
+            let opens = slot.starts_with('@').then_some(&mut *opened);
             if !s.rows.contains_key(&id)
-                && let Some(row) = row(r, p, acct, &id, None)?
+                && let Some(row) = row(r, p, acct, &id, opens)?
             {
                 s.rows.insert(id.clone(), row);
             }

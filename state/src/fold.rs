@@ -3,7 +3,7 @@
 
 use kledger_processors::{ActionEntry, Head, ids};
 use kledger_schemas::avro::{AvroCodec, SchemaLookup, decode};
-use kledger_schemas::{Commit, Kind, Status, SubjectScope};
+use kledger_schemas::{Commit, Status};
 
 use crate::StateError;
 use crate::keys::{self, Cf};
@@ -27,10 +27,10 @@ pub fn head<R: StateRead + ?Sized>(r: &R, p: i32, account: &str) -> Result<Head,
     }
 }
 
-fn slot_of(row: &kledger_schemas::Row) -> Option<&str> {
-    (row.kind == Kind::Fact && row.subject.scope == SubjectScope::PrimaryUser)
-        .then_some(row.slot.as_deref())
-        .flatten()
+/// The slot key `row` occupies while active: a primary-user fact's slot, a source row's
+/// document key.
+fn slot_of(row: &kledger_schemas::Row) -> Option<String> {
+    kledger_processors::sources::row_slot(row)
 }
 
 /// Folds `commit` (from partition `p`) into the overlay.
@@ -129,7 +129,10 @@ pub fn fold_onto<S: StateRead + ?Sized>(
             keys::child(p, acct, row.memory_id.as_bytes())?,
             Some(v),
         ));
-        if let Some(e) = &row.subject.entity_id {
+        // A row is found by its subject's entity, and a source row by every person it joins,
+        // so an entity's purge reaches them all.
+        let joined = row.record.iter().flat_map(|r| r.person_ids.iter());
+        for e in row.subject.entity_id.iter().chain(joined) {
             let mut k = keys::subject_prefix(p, acct, e)?;
             k.extend_from_slice(row.memory_id.as_bytes());
             writes.push((Cf::Subjects, k, Some(Vec::new())));

@@ -17,9 +17,18 @@
 //! - `commits`: account, commit_seq → the commit's record time: when each version in `history`
 //!   was recorded (a version keeps its row's first `recorded_at`; reads at a record time,
 //!   `known_at`, need the time of the commit that wrote it).
+//! - `sources` (the sources lane only): account, source, person id, start, memory_id → ∅ for
+//!   every current source row and each person it joins (a people document: its own id, start
+//!   0), so a source's entries about one person are one prefix scan in time order, and an
+//!   account's people are one scan of `people`.
 //! - `keys`, `keys_next`: the data keys that open sealed rows (rules v4; [`crate::keycache`]).
 //!   Rows are stored sealed, as the outbox holds them; reads open them with these keys, and a
 //!   folded purge destroys the keys it names.
+//!
+//! A store folds one [`Lane`] of the outbox: the ledger's rows (the view store proper), or the
+//! source documents' (the sources store, a projection of its own, so a source that lags behind
+//! is told apart from the ledger). Every commit moves a lane's account mark, whatever rows it
+//! holds.
 //!
 //! Folding is idempotent: a commit at or below the account's folded seq is skipped (the
 //! outbox may hold a commit twice in idempotent mode); a commit past seq + 1 is a gap and an
@@ -29,7 +38,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use kledger_schemas::avro::{AvroCodec, Reader};
-use kledger_schemas::{Change, Commit, Row, Status, SubjectScope};
+use kledger_schemas::{Change, Commit, Row, SourceKind, Status, SubjectScope};
 use rocksdb::{IteratorMode, WriteBatch};
 use sha2::{Digest, Sha256};
 
@@ -47,7 +56,7 @@ pub const ROW_VERSIONS_MAX: usize = 10_000;
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 10] = [
+const CFS: [&str; 11] = [
     "rows",
     "history",
     "timeline",
@@ -58,7 +67,60 @@ const CFS: [&str; 10] = [
     "keys_next",
     "purges",
     "commits",
+    "sources",
 ];
+
+/// Which rows of the outbox a store folds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Lane {
+    /// The ledger's own rows (facts, documents, triggers): the view store.
+    #[default]
+    Ledger,
+    /// Source documents' rows (people, conversations, calendar, screen): the sources store.
+    Sources,
+}
+
+impl Lane {
+    /// Whether the lane folds `row`.
+    pub fn admits(self, row: &Row) -> bool {
+        let source = SourceKind::of(row.kind).is_some();
+        match self {
+            Lane::Ledger => !source,
+            Lane::Sources => source,
+        }
+    }
+}
+
+/// The `sources` key prefix of `source`'s entries about `person_id` in `account`.
+fn source_prefix(account: &str, source: SourceKind, person_id: &str) -> Vec<u8> {
+    let mut k = account_prefix(account);
+    push_str(&mut k, source.as_str());
+    push_str(&mut k, person_id);
+    k
+}
+
+/// The `sources` keys of a source row: one per person it joins (a people document: itself).
+fn source_keys(account: &str, row: &Row) -> Vec<Vec<u8>> {
+    let (Some(source), Some(rec)) = (SourceKind::of(row.kind), row.record.as_ref()) else {
+        return Vec::new();
+    };
+    let (people, start): (Vec<&str>, i64) = match source {
+        SourceKind::People => (vec![rec.record_id.as_str()], 0),
+        _ => (
+            rec.person_ids.iter().map(String::as_str).collect(),
+            row.valid_from,
+        ),
+    };
+    people
+        .into_iter()
+        .map(|person| {
+            let mut k = source_prefix(account, source, person);
+            k.extend_from_slice(&time_key(start));
+            k.extend_from_slice(row.memory_id.as_bytes());
+            k
+        })
+        .collect()
+}
 /// Column families left out of the digest (positions, the publish queue, and the key cache,
 /// which holds whatever the keys topic held when it was read).
 const NOT_DIGESTED: [&str; 4] = ["meta", "pending", "keys", "keys_next"];
@@ -200,6 +262,10 @@ fn timeline_prefix(account: &str, entity: &str) -> Vec<u8> {
 }
 
 fn timeline_key(account: &str, row: &Row) -> Option<Vec<u8>> {
+    // Source rows have their own entries (`sources`), not the ledger's timeline.
+    if SourceKind::of(row.kind).is_some() {
+        return None;
+    }
     let mut k = timeline_prefix(account, entity_of(row)?);
     k.extend_from_slice(&time_key(row.valid_from));
     push_str(&mut k, &row.source.source_id);
@@ -249,6 +315,7 @@ fn parse_mark(v: &[u8]) -> Result<AccountMark, StateError> {
 #[derive(Debug)]
 pub struct ViewStore {
     db: ErasingDb,
+    lane: Lane,
 }
 
 impl ViewStore {
@@ -268,6 +335,7 @@ impl ViewStore {
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
         Ok(Self {
             db: ErasingDb::new(db)?,
+            lane: Lane::Ledger,
         })
     }
 
@@ -288,7 +356,19 @@ impl ViewStore {
                 &tuning,
                 OpenAs::Secondary(secondary),
             )?),
+            lane: Lane::Ledger,
         })
+    }
+
+    /// The store folding `lane` (a store opens as the ledger's).
+    pub fn with_lane(mut self, lane: Lane) -> Self {
+        self.lane = lane;
+        self
+    }
+
+    /// The lane it folds.
+    pub fn lane(&self) -> Lane {
+        self.lane
     }
 
     /// Brings a secondary instance up to the primary's latest writes (no-op on a primary).
@@ -423,8 +503,19 @@ impl ViewStore {
         }
         let (rows, history, timeline) =
             (self.cf("rows")?, self.cf("history")?, self.cf("timeline")?);
-        for op in &commit.ops {
+        let sources = self.cf("sources")?;
+        let mut admitted = 0u64;
+        for op in commit.ops.iter().filter(|op| self.lane.admits(&op.row)) {
+            admitted += 1;
             let row = &op.row;
+            // A source row's entries: while it is current, under each person it joins.
+            for k in source_keys(acct, row) {
+                if op.change == Change::Created && row.status == Status::Active {
+                    batch.batch.put_cf(sources, k, []);
+                } else {
+                    batch.batch.delete_cf(sources, k);
+                }
+            }
             let value = encode_row(row);
             batch
                 .batch
@@ -464,7 +555,7 @@ impl ViewStore {
             };
             m.commit_seq = commit.commit_seq;
             m.recorded_at = commit.recorded_at;
-            m.rows += commit.ops.len() as u64;
+            m.rows += admitted;
             m.complete = !commit.continues;
             batch.batch.put_cf(self.cf("purges")?, &k, purge_value(&m));
             batch.purges.insert(k, m);
@@ -484,8 +575,11 @@ impl ViewStore {
             commit_key(acct, commit.commit_seq),
             commit.recorded_at.to_be_bytes(),
         );
-        // Its rendered View is due: the sink publishes it and clears the mark.
-        batch.batch.put_cf(self.cf("pending")?, acct.as_bytes(), []);
+        // Its rendered View is due: the sink publishes it and clears the mark (the ledger's
+        // lane: the sources store renders no View).
+        if self.lane == Lane::Ledger {
+            batch.batch.put_cf(self.cf("pending")?, acct.as_bytes(), []);
+        }
         batch.marks.insert(acct.to_owned(), mark);
         batch.folded += 1;
         Ok(())
@@ -787,6 +881,62 @@ impl ViewStore {
             out.push(id.to_owned());
         }
         out.reverse();
+        Ok(out)
+    }
+
+    /// The memory ids of `source`'s current entries about `person_id` in `account`, newest
+    /// first, at most `limit` (for people: the person's current document).
+    pub fn source_entries(
+        &self,
+        account: &str,
+        source: SourceKind,
+        person_id: &str,
+        limit: usize,
+    ) -> Result<Vec<String>, StateError> {
+        let prefix = source_prefix(account, source, person_id);
+        let mut upper = prefix.clone();
+        upper.extend_from_slice(&[0xFF; 16]);
+        let mode = IteratorMode::From(&upper, rocksdb::Direction::Reverse);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf("sources")?, mode) {
+            let (k, _) = item?;
+            if !k.starts_with(&prefix) {
+                if k.as_ref() > prefix.as_slice() {
+                    continue;
+                }
+                break;
+            }
+            if out.len() >= limit {
+                break;
+            }
+            let id = k
+                .get(prefix.len() + 8..)
+                .and_then(|b| std::str::from_utf8(b).ok())
+                .ok_or_else(|| StateError::Corrupt("sources key".into()))?;
+            out.push(id.to_owned());
+        }
+        Ok(out)
+    }
+
+    /// The current people documents of `account` as (person id, memory id), in person id
+    /// order, at most `limit`.
+    pub fn people(&self, account: &str, limit: usize) -> Result<Vec<(String, String)>, StateError> {
+        let mut prefix = account_prefix(account);
+        push_str(&mut prefix, SourceKind::People.as_str());
+        let mut out = Vec::new();
+        self.scan_prefix("sources", &prefix, limit, &mut |k, _| {
+            let n = k
+                .get(..2)
+                .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])))
+                .ok_or_else(|| StateError::Corrupt("sources key".into()))?;
+            let person = k.get(2..2 + n).and_then(|b| std::str::from_utf8(b).ok());
+            let id = k.get(2 + n + 8..).and_then(|b| std::str::from_utf8(b).ok());
+            match (person, id) {
+                (Some(p), Some(id)) => out.push((p.to_owned(), id.to_owned())),
+                _ => return Err(StateError::Corrupt("sources key".into())),
+            }
+            Ok(())
+        })?;
         Ok(out)
     }
 

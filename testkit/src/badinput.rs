@@ -404,14 +404,14 @@ pub fn corpus(partitions: i32) -> Vec<Case> {
     let at = find(&v, &branch);
     v[at] = 0x01; // zig-zag −1
     cases.push(dead(name, Some(key_of(&u)), Some(v), "bad_union"));
-    let (name, u, a) = next("op_union_index_5");
+    let (name, u, a) = next("op_union_index_6");
     let mut b = base(&u, &a);
     b["ops"][0]["content"] = json!("MARK-OP-UNION");
     let mut v = encoded(&b);
     let at = find(&v, b"MARK-OP-UNION");
     // The op's branch (assert), its kind (fact), the content's length (13).
     assert_eq!(&v[at - 3..at], &[0, 0, 26]);
-    v[at - 3] = 10; // zig-zag 5: one past the five op records
+    v[at - 3] = 12; // zig-zag 6: one past the six op records
     cases.push(dead(name, Some(key_of(&u)), Some(v), "bad_union"));
     let (name, u, a) = next("enum_index_minus_one");
     let mut b = base(&u, &a);

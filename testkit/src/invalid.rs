@@ -567,6 +567,58 @@ pub fn cases() -> Vec<InvalidCase> {
                 }),
             ]
         }),
+        // ---- source documents ----
+        case!(SourceMixed, "source op beside an assert", |r| {
+            r.intent
+                .ops
+                .push(Op::Source(source(person_doc("person:ana"))))
+        }),
+        case!(SourceMixed, "source_sync on an assert", |r| {
+            r.intent.write_reason = WriteReason::SourceSync
+        }),
+        case!(SourceMixed, "source op for direct_user_statement", |r| {
+            r.intent.ops = vec![Op::Source(source(person_doc("person:ana")))]
+        }),
+        case!(BadSourceDoc, "person id with a space", |r| {
+            sources(r, vec![person_doc("person ana")])
+        }),
+        case!(BadSourceDoc, "nine names", |r| {
+            let mut p = person_doc("person:ana");
+            if let SourceDoc::Person(d) = &mut p {
+                d.names = vec!["Ana".into(); NAMES_MAX + 1];
+            }
+            sources(r, vec![p])
+        }),
+        case!(BadSourceDoc, "empty summary", |r| {
+            sources(r, vec![conversation_doc("conv_1", "")])
+        }),
+        case!(BadSourceDoc, "one document twice", |r| {
+            sources(r, vec![person_doc("person:ana"), person_doc("person:ana")])
+        }),
+        case!(BadSourceDoc, "transcript over its chars", |r| {
+            let mut c = conversation_doc("conv_1", "Lunch");
+            if let SourceDoc::Conversation(d) = &mut c {
+                d.segments = (0..=TRANSCRIPT_CHARS_MAX / SEGMENT_CHARS_MAX)
+                    .map(|i| Segment {
+                        start_ms: i as i64,
+                        end_ms: i as i64,
+                        speaker_id: None,
+                        text: "t".repeat(SEGMENT_CHARS_MAX),
+                    })
+                    .collect();
+            }
+            sources(r, vec![c])
+        }),
+        case!(BadValidity, "conversation ending before it starts", |r| {
+            let mut c = conversation_doc("conv_1", "Lunch");
+            if let SourceDoc::Conversation(d) = &mut c {
+                d.ended_at = d.started_at - 1;
+            }
+            sources(r, vec![c])
+        }),
+        case!(SourceKindReserved, "assert of a person row", |r| {
+            assert_mut(r).kind = Kind::Person
+        }),
         // ---- rules v2: text fields hold no hidden characters; ACL entries are identifiers ----
         case!(ContentMultiline, "content with U+2028", |r| {
             assert_mut(r).content = "Lives in Porto\u{2028}Works at Acme".into()
@@ -687,6 +739,41 @@ pub fn base_for_cases() -> IntentRecord {
     base("t_acme/user/u_1", "act-invalid", 1_767_225_600_000)
 }
 
+/// A private `source` op of `doc`.
+fn source(doc: SourceDoc) -> SourceOp {
+    SourceOp {
+        doc,
+        visibility: Visibility::Private,
+        acl: Acl::default(),
+    }
+}
+
+/// Makes `r` an intent of `source` ops of `docs`.
+fn sources(r: &mut IntentRecord, docs: Vec<SourceDoc>) {
+    r.intent.ops = docs.into_iter().map(|d| Op::Source(source(d))).collect();
+    r.intent.write_reason = WriteReason::SourceSync;
+}
+
+fn person_doc(id: &str) -> SourceDoc {
+    SourceDoc::Person(PersonDoc {
+        person_id: id.into(),
+        names: vec!["Ana".into()],
+        retained_names: Vec::new(),
+        emails: Vec::new(),
+    })
+}
+
+fn conversation_doc(id: &str, summary: &str) -> SourceDoc {
+    SourceDoc::Conversation(ConversationDoc {
+        conversation_id: id.into(),
+        started_at: 1_000,
+        ended_at: 2_000,
+        summary: summary.into(),
+        participant_ids: vec!["person:ana".into()],
+        segments: Vec::new(),
+    })
+}
+
 /// Applies case `c` to a fresh base record.
 pub fn make(c: &InvalidCase) -> IntentRecord {
     let mut r = base_for_cases();
@@ -715,6 +802,30 @@ pub fn limit_partners() -> Vec<(&'static str, IntentRecord)> {
             r.timestamp = TIMESTAMP_MS_END - 1
         }),
         with("record time 0", &|r| r.timestamp = 0),
+        with("a person of eight names, retained names and emails", &|r| {
+            let mut p = person_doc("person:ana");
+            if let SourceDoc::Person(d) = &mut p {
+                d.names = vec!["é".repeat(ALIAS_CHARS_MAX); NAMES_MAX];
+                d.retained_names = vec!["n".into(); RETAINED_NAMES_MAX];
+                d.emails = vec!["a@example.com".into(); EMAILS_MAX];
+            }
+            sources(r, vec![p])
+        }),
+        with("a transcript at its chars and a summary of 4000", &|r| {
+            let mut c = conversation_doc("conv_1", &"s".repeat(TITLE_CHARS_MAX));
+            if let SourceDoc::Conversation(d) = &mut c {
+                d.participant_ids = (0..PERSON_IDS_MAX).map(|i| format!("person:{i}")).collect();
+                d.segments = (0..TRANSCRIPT_CHARS_MAX / SEGMENT_CHARS_MAX)
+                    .map(|i| Segment {
+                        start_ms: i as i64,
+                        end_ms: i as i64,
+                        speaker_id: None,
+                        text: "t".repeat(SEGMENT_CHARS_MAX),
+                    })
+                    .collect();
+            }
+            sources(r, vec![c])
+        }),
         with("action id of 256 chars", &|r| {
             r.intent.action_id = "é".repeat(ACTION_ID_CHARS_MAX)
         }),

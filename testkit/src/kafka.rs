@@ -303,6 +303,7 @@ pub fn publish_all(c: &Config, records: &[IntentRecord]) {
         c,
         c.kafka.partitions,
         &mut BufReader::new(Cursor::new(text)),
+        None,
         false,
     )
     .unwrap();

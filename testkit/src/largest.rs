@@ -86,6 +86,9 @@ pub fn reason_for(kind: Kind) -> WriteReason {
         Kind::Fact => WriteReason::DirectUserStatement,
         Kind::Document => WriteReason::RecurringWorkflow,
         Kind::Trigger => WriteReason::StandingTrigger,
+        Kind::Person | Kind::Conversation | Kind::CalendarEvent | Kind::ScreenSpan => {
+            WriteReason::SourceSync
+        }
     }
 }
 

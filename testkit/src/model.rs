@@ -217,6 +217,11 @@ fn write(
     if moved && intent.planned_against.policy == HeadPolicy::Strict {
         return Err(result(Outcome::Replan, "head_moved"));
     }
+    if all_targets.iter().any(|t| {
+        kledger_schemas::SourceKind::of(find(acct, t).expect("checked above").kind).is_some()
+    }) {
+        return Err(result(Outcome::Rejected, "source_kind_reserved"));
+    }
     for op in &intent.ops {
         if let Op::Amend(a) = op {
             for t in &a.targets {
@@ -325,6 +330,56 @@ fn write(
                 bump(&mut old, seq, acct.generation);
                 out.push(old);
             }
+            Op::Source(src) => {
+                // The document's current version: the active row of its kind and record id.
+                let current = acct.rows.iter().find(|r| {
+                    r.status == Status::Active
+                        && r.kind == src.doc.source().row_kind()
+                        && r.record
+                            .as_ref()
+                            .is_some_and(|rec| rec.record_id == src.doc.record_id())
+                });
+                let supersedes: Vec<String> = current.iter().map(|r| r.memory_id.clone()).collect();
+                let a = kledger_processors::sources::as_assert(src, timestamp);
+                let mut new = new_row(
+                    acct,
+                    intent,
+                    (i, &a, &supersedes),
+                    timestamp,
+                    seq,
+                    auth,
+                    limits,
+                );
+                let mut doc = Vec::new();
+                kledger_schemas::avro::AvroCodec::encode(&Some(src.doc.clone()), &mut doc);
+                let key = format!("@{}/{}", new.kind.as_str(), src.doc.record_id());
+                new.content_hash = ids::content_hash_with(
+                    limits.keying(&intent.account_id),
+                    new.kind.as_str(),
+                    &new.content,
+                    Some(&ids::to_hex(&doc)),
+                    None,
+                    Some(&key),
+                    &new.subject,
+                );
+                new.record = Some(kledger_schemas::SourceRecord {
+                    record_id: src.doc.record_id().to_owned(),
+                    person_ids: src.doc.person_ids().to_vec(),
+                    doc: Some(src.doc.clone()),
+                });
+                let new_id = new.memory_id.clone();
+                let new_from = new.valid_from;
+                out.push(new);
+                if let Some(old) = current {
+                    let mut old = old.clone();
+                    let end = std::cmp::max(old.valid_from, new_from);
+                    old.valid_to = Some(old.valid_to.map_or(end, |v| v.min(end)));
+                    old.status = Status::Superseded;
+                    old.superseded_by = Some(new_id);
+                    bump(&mut old, seq, acct.generation);
+                    out.push(old);
+                }
+            }
             Op::Purge(_) => return Err(result(Outcome::Rejected, "purge_mixed")),
         }
     }
@@ -408,6 +463,7 @@ fn new_row(
         tenant: intent.tenant.clone(),
         generation: acct.generation,
         sealed: None,
+        record: None,
     }
 }
 

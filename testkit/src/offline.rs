@@ -76,3 +76,23 @@ pub fn projections(
     kledger_state::KeyCache::add(g.marks()?, &keys)?;
     Ok((views, g))
 }
+
+/// An empty sources store (the sources lane) under `dir`, with the data keys of `commits` in
+/// its key cache.
+pub fn sources(dir: &Path, commits: &[Commit], partitions: i32) -> anyhow::Result<ViewStore> {
+    let store =
+        ViewStore::open(&dir.join("sources"), 8 << 20)?.with_lane(kledger_state::Lane::Sources);
+    kledger_state::KeyCache::add(&store, &crate::ledger::key_records(commits, partitions))?;
+    Ok(store)
+}
+
+/// `api` reading source documents from `store` (behind a [`Live`] that never swaps).
+pub fn with_sources(api: Api, dir: &Path, store: ViewStore) -> anyhow::Result<Api> {
+    let live = Live::with_value(
+        &dir.join("source-gens"),
+        "g000001",
+        store,
+        |_: &Path| -> anyhow::Result<ViewStore> { anyhow::bail!("no swaps") },
+    )?;
+    Ok(api.with_sources(Some(Arc::new(live))))
+}

@@ -196,6 +196,7 @@ pub fn row(r: &SetRow) -> anyhow::Result<Row> {
         },
         generation: 0,
         sealed: None,
+        record: None,
     })
 }
 

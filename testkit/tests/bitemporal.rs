@@ -16,10 +16,9 @@ use kledger_testkit::build::{
 };
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
-use kledger_topology::serve::api::read::{
-    ProfileParams, TimelineParams, entity_timeline, profile_answer, read_playbook,
-};
+use kledger_topology::serve::api::read::{ProfileParams, profile_answer, read_playbook};
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
+use kledger_topology::serve::api::timeline::{TimelineParams, entity_timeline};
 
 const A: &str = "t_acme/user/u_bitemporal";
 const T0: i64 = 1_767_225_600_000;
@@ -261,6 +260,7 @@ fn every_read_answers_as_the_model_at_every_effective_and_record_time() {
                     entity,
                     &TimelineParams {
                         account: None,
+                        sources: None,
                         limit: Some(40),
                         history: true,
                         audit: true,

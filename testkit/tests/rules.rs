@@ -164,6 +164,8 @@ fn every_code_has_a_test_case() {
         Code::CommitTooLarge,
         // The processor's answer to a commit the broker refuses (topology/tests/kafka_mock.rs).
         Code::RecordRefused,
+        // Rules v3 and a source document (testkit/tests/sources.rs).
+        Code::SourceUnsupported,
     ];
     let covered = invalid::covered_codes();
     for code in Code::ALL {
@@ -841,7 +843,11 @@ fn rule6_v4_memory_ids_are_distinct_and_deterministic() {
 
 #[test]
 fn rule6_user_asserted_and_intent_backed_by_reason() {
-    for reason in WriteReason::ALL {
+    // `source_sync` writes source documents only (testkit/tests/sources.rs).
+    for reason in WriteReason::ALL
+        .iter()
+        .filter(|r| **r != WriteReason::SourceSync)
+    {
         let mut l = Ledger::new(4);
         let op = match reason {
             WriteReason::RecurringWorkflow => document("Playbook", "steps"),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use anyhow::Context;
-use kledger_state::{ViewBatch, ViewStore};
+use kledger_state::{Lane, ViewBatch, ViewStore};
 
 use super::{OutboxCommit, Outputs, Projection};
 use crate::records::{OutKind, Outgoing};
@@ -22,13 +22,31 @@ use kledger_runtime::metrics as m;
 
 /// The sink's label in metrics and its consumer group suffix.
 pub const SINK: &str = "views";
+/// The sources sink's label and group suffix: the same materializer over the sources lane
+/// ([`kledger_state::Lane::Sources`]), in a store of its own, publishing no View.
+pub const SOURCES_SINK: &str = "sources";
 /// Views published per delivery round at most (bounds a round after a long outage).
 const PENDING_ROUND_MAX: usize = 10_000;
+
+/// The sink that folds `store`'s lane.
+pub fn sink_of(store: &ViewStore) -> &'static str {
+    sink_of_lane(store.lane())
+}
+
+/// The sink that folds `lane`.
+pub fn sink_of_lane(lane: Lane) -> &'static str {
+    match lane {
+        Lane::Ledger => SINK,
+        Lane::Sources => SOURCES_SINK,
+    }
+}
 
 /// The view store as a projection of the outbox.
 #[derive(Debug)]
 pub struct ViewProjection {
     store: Arc<ViewStore>,
+    /// [`SINK`], or [`SOURCES_SINK`] for a store of the sources lane.
+    sink: &'static str,
     /// Rows rendered per View at most (`views.account_rows_max`).
     account_rows_max: usize,
     /// The record budget (a View is cut to fit it).
@@ -44,6 +62,7 @@ impl ViewProjection {
     /// of `limits`.
     pub fn new(views: &ViewsConfig, limits: &LimitsConfig, store: Arc<ViewStore>) -> Self {
         Self {
+            sink: sink_of(&store),
             store,
             account_rows_max: views.account_rows_max,
             record_bytes_max: limits.record_bytes_max,
@@ -93,7 +112,7 @@ impl ViewProjection {
 
 impl Projection for ViewProjection {
     fn name(&self) -> &'static str {
-        SINK
+        self.sink
     }
 
     fn position(&self, p: i32) -> anyhow::Result<i64> {
@@ -118,13 +137,13 @@ impl Projection for ViewProjection {
         // A purge's erasure waits for the interval; the first turn after it (or the end of the
         // drive, `all`) runs it.
         self.store.erase_due(all)?;
-        kledger_runtime::metrics::erasures("views", self.store.erasures());
+        kledger_runtime::metrics::erasures(self.sink, self.store.erasures());
         Ok(())
     }
 
     fn erase_pending(&mut self) -> anyhow::Result<()> {
         self.store.erase_due(true)?;
-        kledger_runtime::metrics::erasures("views", self.store.erasures());
+        kledger_runtime::metrics::erasures(self.sink, self.store.erasures());
         Ok(())
     }
 
@@ -142,12 +161,13 @@ impl Projection for ViewProjection {
 
 /// Folds one batch of outbox records into `store`: `commits` (decoded, with their partition
 /// and offset), then the positions advance past every record `read` lists (undecodable ones
-/// too); one write. Counted in metrics.
+/// too); one write. Counted in metrics under the store's sink.
 pub fn fold(
     store: &ViewStore,
     commits: &[OutboxCommit],
     read: impl Iterator<Item = (i32, i64)>,
 ) -> anyhow::Result<()> {
+    let sink = sink_of(store);
     let mut vb = ViewBatch::default();
     for c in commits {
         store
@@ -162,11 +182,11 @@ pub fn fold(
     for (p, offset) in read {
         store.advance(&mut vb, p, offset)?;
     }
-    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "folded")
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => sink, "result" => "folded")
         .increment(vb.folded);
-    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => SINK, "result" => "skipped")
+    metrics::counter!(m::SINK_RECORDS_TOTAL, "sink" => sink, "result" => "skipped")
         .increment(vb.skipped);
     store.write(vb)?;
-    kledger_runtime::metrics::erasures("views", store.erasures());
+    kledger_runtime::metrics::erasures(sink, store.erasures());
     Ok(())
 }

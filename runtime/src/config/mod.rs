@@ -80,6 +80,8 @@ pub struct Config {
     pub log: LogConfig,
     /// The view materializer (a sink of the outbox) and its store.
     pub views: ViewsConfig,
+    /// The sources store (a sink of the outbox): people, conversations, calendar, screen.
+    pub sources: SourcesConfig,
     /// The read API.
     pub api: ApiConfig,
     /// The vector projection (a sink of the outbox) and search.
@@ -165,6 +167,17 @@ pub fn is_secret_property(key: &str) -> bool {
 }
 
 impl Config {
+    /// The sources store's directory: `sources.dir`, or `<views.dir>-sources` when it is
+    /// empty (so every view store has its own beside it).
+    pub fn sources_dir(&self) -> std::path::PathBuf {
+        if !self.sources.dir.as_os_str().is_empty() {
+            return self.sources.dir.clone();
+        }
+        let mut d = self.views.dir.clone().into_os_string();
+        d.push("-sources");
+        d.into()
+    }
+
     /// Loads `path` (if any), then applies `KLEDGER_*` overrides from `vars`.
     pub fn load(
         path: Option<&Path>,

@@ -325,6 +325,72 @@ impl Default for ViewsConfig {
     }
 }
 
+/// The sources store: the projection of source documents (people, conversations, calendar,
+/// screen) the timeline reads, beside the view store.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SourcesConfig {
+    /// Run the sources sink in this process (with the view sink, `project-views`).
+    pub enabled: bool,
+    /// Directory of the sources store's generations (`gNNNNNN/`; `ACTIVE` names the one in
+    /// use). Empty: beside the view store's, `<views.dir>-sources`.
+    pub dir: PathBuf,
+    /// Block cache of the sources store.
+    pub cache_bytes: usize,
+    /// Bound on the sources store's memtables, all column families together.
+    pub memtable_bytes: usize,
+    /// The sink's batches.
+    pub batch: BatchConfig,
+    /// People documents an alias is resolved against at most: an account with more has no
+    /// exhaustive people scan, so its aliases resolve to nobody (person ids still do).
+    pub people_scan_max: usize,
+    /// Entries one source reads for one timeline at most (from the newest).
+    pub entries_max: usize,
+    /// How long a timeline waits for a source's read before it answers that source `failed`
+    /// (`timeout`) and the others without it.
+    pub read_timeout_ms: u64,
+    /// Days a conversation is shown after its start (0: always); older ones answer `pruned`.
+    pub conversations_retention_days: u64,
+    /// Days a calendar event is shown after its start (0: always).
+    pub calendar_retention_days: u64,
+    /// Days a screen span is shown after its start (0: always).
+    pub screen_retention_days: u64,
+}
+
+impl SourcesConfig {
+    /// The retention of `source`'s documents in days (0: none; people documents have none).
+    pub fn retention_days(&self, source: kledger_schemas::SourceKind) -> u64 {
+        use kledger_schemas::SourceKind;
+        match source {
+            SourceKind::People => 0,
+            SourceKind::Conversations => self.conversations_retention_days,
+            SourceKind::Calendar => self.calendar_retention_days,
+            SourceKind::Screen => self.screen_retention_days,
+        }
+    }
+}
+
+impl Default for SourcesConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            dir: PathBuf::new(),
+            cache_bytes: 16 << 20,
+            memtable_bytes: 16 << 20,
+            batch: BatchConfig {
+                records_max: 2_000,
+                wait_ms: 50,
+            },
+            people_scan_max: 1_000,
+            entries_max: 200,
+            read_timeout_ms: 2_000,
+            conversations_retention_days: 0,
+            calendar_retention_days: 0,
+            screen_retention_days: 0,
+        }
+    }
+}
+
 /// The read API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

@@ -1,9 +1,11 @@
 //! apache-avro `Value` → the records' JSON form.
 //!
 //! The JSON form mirrors the Avro fields one for one: records are objects, `["null", T]` unions
-//! are `null` or the value, enums are their symbols, maps are objects. A union whose branches
-//! are all records (the `ops` union) becomes the branch's object with an `op` tag: the record's
-//! name in snake_case without its `Op` suffix (`AttachEvidenceOp` → `attach_evidence`).
+//! are `null` or the value, enums are their symbols, maps are objects. A union of several
+//! records (the `ops` union) becomes the branch's object with an `op` tag: the record's name in
+//! snake_case without its `Op` suffix (`AttachEvidenceOp` → `attach_evidence`); a union of
+//! source documents (records named `…Doc`, perhaps with `null`) takes a `kind` tag instead
+//! (`CalendarDoc` → `calendar`).
 
 use apache_avro::Schema;
 use apache_avro::schema::{NamesRef, ResolvedSchema};
@@ -71,15 +73,24 @@ fn convert(value: &Value, schema: &Schema, names: &NamesRef<'_>) -> Result<Json,
             let branch = branches
                 .get(*i as usize)
                 .ok_or_else(|| JsonError(format!("union branch {i} missing")))?;
-            let all_records = branches
+            let records = branches
                 .iter()
-                .all(|b| matches!(deref(b, names), Ok(Schema::Record(_))));
+                .filter(|b| matches!(deref(b, names), Ok(Schema::Record(_))))
+                .count();
+            let tagged = records >= 2
+                && branches
+                    .iter()
+                    .all(|b| matches!(deref(b, names), Ok(Schema::Record(_) | Schema::Null)));
             let mut json = convert(inner, branch, names)?;
-            if all_records
+            if tagged
                 && let (Schema::Record(record), Json::Object(obj)) =
                     (deref(branch, names)?, &mut json)
             {
-                obj.insert("op".into(), Json::String(op_tag(&record.name.name)));
+                let name = &record.name.name;
+                match name.strip_suffix("Doc") {
+                    Some(doc) => obj.insert("kind".into(), Json::String(op_tag(doc))),
+                    None => obj.insert("op".into(), Json::String(op_tag(name))),
+                };
             }
             json
         }

@@ -20,12 +20,23 @@ avro_enum! {
         LegacyMigration = "legacy_migration",
         RecurringWorkflow = "recurring_workflow",
         StandingTrigger = "standing_trigger",
+        /// A source document synchronised from the owner's other systems (the `source` op).
+        SourceSync = "source_sync",
     }
 }
 
 avro_enum! {
-    /// What a ledger row is.
-    pub enum Kind { Fact = "fact", Document = "document", Trigger = "trigger" }
+    /// What a ledger row is: the ledger's own kinds, then the four source kinds
+    /// ([`crate::SourceDoc`]; written by the `source` op only).
+    pub enum Kind {
+        Fact = "fact",
+        Document = "document",
+        Trigger = "trigger",
+        Person = "person",
+        Conversation = "conversation",
+        CalendarEvent = "calendar_event",
+        ScreenSpan = "screen_span",
+    }
 }
 
 avro_enum! {

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::common::*;
+use super::sources::SourceOp;
 use crate::avro::{AvroCodec, DecodeError, Reader, write_long};
 use crate::avro_record;
 
@@ -90,6 +91,8 @@ pub enum Op {
     AttachEvidence(AttachEvidenceOp),
     /// Privacy deletion.
     Purge(PurgeOp),
+    /// Put a source document (people, conversation, calendar, screen).
+    Source(SourceOp),
 }
 
 impl Op {
@@ -101,11 +104,12 @@ impl Op {
             Op::Close(_) => "close",
             Op::AttachEvidence(_) => "attach_evidence",
             Op::Purge(_) => "purge",
+            Op::Source(_) => "source",
         }
     }
 }
 
-/// `Op` is the Avro union `[AssertOp, AmendOp, CloseOp, AttachEvidenceOp, PurgeOp]`.
+/// `Op` is the Avro union `[AssertOp, AmendOp, CloseOp, AttachEvidenceOp, PurgeOp, SourceOp]`.
 impl AvroCodec for Op {
     fn encode(&self, out: &mut Vec<u8>) {
         match self {
@@ -129,15 +133,20 @@ impl AvroCodec for Op {
                 write_long(out, 4);
                 o.encode(out);
             }
+            Op::Source(o) => {
+                write_long(out, 5);
+                o.encode(out);
+            }
         }
     }
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        Ok(match r.read_union_index(5)? {
+        Ok(match r.read_union_index(6)? {
             0 => Op::Assert(AssertOp::decode(r)?),
             1 => Op::Amend(AmendOp::decode(r)?),
             2 => Op::Close(CloseOp::decode(r)?),
             3 => Op::AttachEvidence(AttachEvidenceOp::decode(r)?),
-            _ => Op::Purge(PurgeOp::decode(r)?),
+            4 => Op::Purge(PurgeOp::decode(r)?),
+            _ => Op::Source(SourceOp::decode(r)?),
         })
     }
 }

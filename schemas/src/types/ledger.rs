@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::common::*;
+use super::sources::SourceRecord;
 use crate::avro::{AvroCodec, DecodeError, Reader, write_long};
 use crate::avro_record;
 
@@ -91,6 +92,11 @@ pub struct Row {
     /// rules v1 to v3, which keep their content in the clear.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sealed: Option<Sealed>,
+    /// A source row's document (the four source kinds only): its id and the people it joins
+    /// in the clear, the document itself content (sealed with the rest). Commit schema v4;
+    /// a row stored before it decodes without one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<SourceRecord>,
 }
 
 /// A row's content-bearing fields, encrypted (rules v4).
@@ -156,6 +162,12 @@ impl AvroCodec for Row {
             tenant: AvroCodec::decode(r)?,
             generation: AvroCodec::decode(r)?,
             sealed: AvroCodec::decode(r)?,
+            // A row at rest from before commit schema v4 ends here.
+            record: if r.remaining() == 0 {
+                None
+            } else {
+                AvroCodec::decode(r)?
+            },
         })
     }
 }
@@ -269,6 +281,22 @@ impl Row {
                 Some(s) => s.mac.encode(out),
                 None => write_long(out, 0),
             },
+        }
+        match (form, &self.record) {
+            // The document is content: blank where the rest is.
+            (Form::Wire, Some(rec)) if blank => {
+                write_long(out, 1);
+                rec.record_id.encode(out);
+                rec.person_ids.encode(out);
+                write_long(out, 0);
+            }
+            (Form::Wire, record) => record.encode(out),
+            // Ledger rows hash as they did before source rows existed.
+            (Form::V2, _) | (Form::Hashed, None) => {}
+            (Form::Hashed, Some(rec)) => {
+                rec.record_id.encode(out);
+                rec.person_ids.encode(out);
+            }
         }
     }
 

@@ -6,11 +6,13 @@ pub mod episodic;
 mod intent;
 mod ledger;
 mod receipt;
+mod sources;
 
 pub use common::*;
 pub use intent::*;
 pub use ledger::*;
 pub use receipt::*;
+pub use sources::*;
 
 // The top-level records and their schema files.
 crate::avro::wire::record!(Intent, "intent.avsc");

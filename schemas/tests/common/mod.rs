@@ -105,7 +105,93 @@ pub(crate) fn op() -> impl Strategy<Value = Op> {
                 reason
             })
         ),
+        (source_doc(), pick(Visibility::ALL), acl()).prop_map(|(doc, visibility, acl)| Op::Source(
+            SourceOp {
+                doc,
+                visibility,
+                acl
+            }
+        )),
     ]
+}
+
+prop_compose! {
+    pub fn segment()(start_ms in any::<i64>(), end_ms in any::<i64>(), speaker_id in option::of(s()), text in s()) -> Segment {
+        Segment { start_ms, end_ms, speaker_id, text }
+    }
+}
+
+pub(crate) fn source_doc() -> impl Strategy<Value = SourceDoc> {
+    prop_oneof![
+        (s(), strings(), strings(), strings()).prop_map(
+            |(person_id, names, retained_names, emails)| {
+                SourceDoc::Person(PersonDoc {
+                    person_id,
+                    names,
+                    retained_names,
+                    emails,
+                })
+            }
+        ),
+        (
+            s(),
+            any::<(i64, i64)>(),
+            s(),
+            strings(),
+            vec(segment(), 0..2)
+        )
+            .prop_map(
+                |(conversation_id, (started_at, ended_at), summary, participant_ids, segments)| {
+                    SourceDoc::Conversation(ConversationDoc {
+                        conversation_id,
+                        started_at,
+                        ended_at,
+                        summary,
+                        participant_ids,
+                        segments,
+                    })
+                }
+            ),
+        (s(), any::<(i64, i64)>(), s(), strings(), option::of(s())).prop_map(
+            |(event_id, (start, end), title, attendee_ids, notes)| {
+                SourceDoc::Calendar(CalendarDoc {
+                    event_id,
+                    start,
+                    end,
+                    title,
+                    attendee_ids,
+                    notes,
+                })
+            }
+        ),
+        (
+            s(),
+            any::<(i64, i64)>(),
+            s(),
+            s(),
+            strings(),
+            option::of(s())
+        )
+            .prop_map(
+                |(span_id, (start, end), app, window_title, person_ids, ocr_text)| {
+                    SourceDoc::Screen(ScreenDoc {
+                        span_id,
+                        start,
+                        end,
+                        app,
+                        window_title,
+                        person_ids,
+                        ocr_text,
+                    })
+                }
+            ),
+    ]
+}
+
+prop_compose! {
+    pub fn source_record()(record_id in s(), person_ids in strings(), doc in option::of(source_doc())) -> SourceRecord {
+        SourceRecord { record_id, person_ids, doc }
+    }
 }
 
 prop_compose! {
@@ -125,7 +211,7 @@ prop_compose! {
         write_reason in pick(WriteReason::ALL), flags in any::<(bool, bool)>(), authority in any::<i32>(),
         revision in any::<i64>(), content_hash in s(), commit_seq in any::<i64>(), action_id in s(),
         source in source(), tenant in tenant(), generation in any::<i64>(),
-        sealed in option::of((s(), s(), vec(any::<u8>(), 0..40)))) -> Row {
+        sealed in option::of((s(), s(), vec(any::<u8>(), 0..40))), record in option::of(source_record())) -> Row {
         let row = Row { memory_id, kind: a.kind, content: a.content, body: a.body, condition: a.condition, slot: a.slot,
             subject: a.subject, valid_from, valid_to: a.valid_to, expires_at: a.expires_at, recorded_at, status,
             superseded_by, closed_reason, write_reason, intent_backed: flags.0, user_asserted: flags.1,
@@ -133,7 +219,7 @@ prop_compose! {
             sensitivity: a.sensitivity, visibility: a.visibility, acl: a.acl, tags: a.tags, lang: a.lang,
             evidence: a.evidence, embedding: a.embedding, authority, revision, content_hash, commit_seq, action_id,
             source, extractor: Extractor { name: "x".into(), version: "1".into() }, tenant, generation,
-            sealed: sealed.map(|(key_id, mac, c)| Sealed { key_id, mac, ciphertext: Bytes(c) }) };
+            sealed: sealed.map(|(key_id, mac, c)| Sealed { key_id, mac, ciphertext: Bytes(c) }), record };
         sealed_as_stored(row)
     }
 }
@@ -154,6 +240,9 @@ fn sealed_as_stored(mut row: Row) -> Row {
             e.checksum = None;
         }
         row.embedding = None;
+        if let Some(r) = &mut row.record {
+            r.doc = None;
+        }
     }
     row
 }

@@ -19,7 +19,7 @@ use axum::response::{IntoResponse, Response};
 use kledger_processors::access::may_address;
 use kledger_processors::routing::partition_for;
 use kledger_processors::validate::validate;
-use kledger_schemas::{Intent, Receipt};
+use kledger_schemas::{Intent, Receipt, SourceEnvelope, SourceKind};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -38,6 +38,16 @@ pub struct IngressParams {
     /// Wait up to this long for the receipt (0: do not wait).
     #[serde(default)]
     pub wait_ms: u64,
+}
+
+/// `POST /v1/sources/{kind}` parameters.
+#[derive(Debug, Deserialize, JsonSchema)]
+pub struct SourceParams {
+    /// Wait up to this long for the receipt (0: do not wait).
+    #[serde(default)]
+    pub wait_ms: u64,
+    /// The account (default: the caller's own; another needs `role_ingest`).
+    pub account: Option<String>,
 }
 
 /// The answer. It carries no offset: an intent's position in its partition moves with the
@@ -131,7 +141,60 @@ pub async fn post_intent(
     resp
 }
 
-/// The ingress path (`POST /v1/intents` and the MCP tool `remember`): checks the principal
+/// `POST /v1/sources/{kind}`: one source document (`people`, `conversations`, `calendar`,
+/// `screen`; its JSON fields, with optional `visibility` and `acl`) put into the caller's
+/// account (or `account=`'s, with `role_ingest`) as the intent `kledger publish --kind` makes
+/// of it, through the same path as `POST /v1/intents`.
+pub async fn post_source(
+    State(api): State<Api>,
+    Caller(p): Caller,
+    axum::extract::Path(kind): axum::extract::Path<String>,
+    Query(q): Query<SourceParams>,
+    body: axum::body::Bytes,
+) -> Response {
+    let started = Instant::now();
+    let budget = api.config.limits.record_bytes_max;
+    let r = async {
+        if body.len() > budget {
+            return Err(body_too_large(budget));
+        }
+        let kind = SourceKind::parse(&kind).ok_or_else(|| {
+            ApiError::bad(
+                "bad_source_kind",
+                "the source kind is people, conversations, calendar or screen",
+            )
+        })?;
+        let env: SourceEnvelope = serde_json::from_slice(&body)
+            .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
+        if env.account_id.is_some() || env.timestamp.is_some() {
+            return Err(ApiError::bad(
+                "malformed_json",
+                "the account is the caller's or account=; the record time is the ingress's",
+            ));
+        }
+        let op = env
+            .op(kind)
+            .map_err(|e| ApiError::bad("malformed_json", e))?;
+        let account = q.account.clone().unwrap_or_else(|| p.account_id());
+        let author = p.agent_id.clone().unwrap_or_else(|| p.owner_id.clone());
+        let intent =
+            kledger_processors::sources::intent_for(&account, op, "kledger-ingress", Some(&author));
+        let answer = submit(&api, &p, intent, q.wait_ms).await?;
+        let status = if answer.receipt.is_some() {
+            StatusCode::OK
+        } else {
+            StatusCode::ACCEPTED
+        };
+        Ok((status, Json(answer)))
+    }
+    .await;
+    let resp = r.into_response();
+    observe("sources", started, resp.status());
+    resp
+}
+
+/// The ingress path (`POST /v1/intents`, `POST /v1/sources/{kind}` and the MCP tool
+/// `remember`): checks the principal
 /// may write to the intent's account, validates it (rule 1), produces it keyed and
 /// partitioned by account, and waits at most `wait_ms` for its receipt. Long on purpose: the
 /// checks in the order they answer (wait, access, validation, record size, produce, wait),

@@ -6,11 +6,11 @@
 //! view store and filtered by [`kledger_processors::access::may_read`] before anything is
 //! returned; outputs are bounded.
 //!
-//! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/entities/{ref}/timeline`,
-//!   `GET /v1/export`; [`at`]: when a read looks (`as_of`, `known_at`) and read-your-writes
+//! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/export`; [`timeline`]:
+//!   `GET /v1/entities/{ref}/timeline` over the sources the caller names; [`at`]: when a read looks (`as_of`, `known_at`) and read-your-writes
 //!   (`min_commit_seq`).
 //! - [`search`]: `POST /v1/search` (search_knowledge).
-//! - [`ingress`]: `POST /v1/intents`; [`receipts`]: the one receipts reader its waits share.
+//! - [`ingress`]: `POST /v1/intents`, `POST /v1/sources/{kind}`; [`receipts`]: the one receipts reader its waits share.
 //! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
 //! - [`purges`]: `GET /v1/purges/{action_id}` (a purge receipt: each copy's state).
 //! - `GET /v1/openapi.json`: the OpenAPI description (`openapi.json` next to this file).
@@ -24,6 +24,7 @@ pub mod read;
 pub mod receipts;
 pub mod search;
 pub mod semantic;
+pub mod timeline;
 pub mod waits;
 
 #[cfg(test)]
@@ -55,6 +56,9 @@ pub struct Api {
     pub config: Arc<Config>,
     /// The view store the reads hydrate from (its active generation).
     pub views: Arc<kledger_runtime::generations::Live<ViewStore>>,
+    /// The sources store the timeline reads people, conversations, calendar and screen from
+    /// (none: this process has none, and those sources answer `offline`).
+    pub sources: Option<Arc<kledger_runtime::generations::Live<ViewStore>>>,
     /// Partition count of the intents topic.
     pub partitions: i32,
     /// How records are framed and read (single-object, or a schema registry's ids).
@@ -101,6 +105,7 @@ impl Api {
             status: Arc::default(),
             config,
             views,
+            sources: None,
             partitions,
             codec,
             producer: Arc::default(),
@@ -113,6 +118,15 @@ impl Api {
 }
 
 impl Api {
+    /// The API reading source documents from `sources`.
+    pub fn with_sources(
+        mut self,
+        sources: Option<Arc<kledger_runtime::generations::Live<ViewStore>>>,
+    ) -> Self {
+        self.sources = sources;
+        self
+    }
+
     /// The API reporting `status`'s readiness (a replica still filling answers `503
     /// not_ready`).
     pub fn with_status(mut self, status: Arc<kledger_runtime::status::Status>) -> Self {
@@ -366,11 +380,12 @@ pub fn router(api: Api) -> Router {
         .route("/v1/search", post(search::search))
         .route("/v1/profile", get(read::profile))
         .route("/v1/playbooks/{id}", get(read::playbook))
-        .route("/v1/entities/{entity}/timeline", get(read::timeline))
+        .route("/v1/entities/{entity}/timeline", get(timeline::timeline))
         .route("/v1/export", get(read::export))
         .route("/v1/purges/{action_id}", get(purges::purge))
         .route("/v1/semantic/features", get(semantic::features))
         .route("/v1/intents", post(ingress::post_intent))
+        .route("/v1/sources/{kind}", post(ingress::post_source))
         .route("/v1/openapi.json", get(openapi))
         .with_state(api)
 }
@@ -407,6 +422,7 @@ mod tests {
             "/v1/entities/{entity}/timeline",
             "/v1/export",
             "/v1/intents",
+            "/v1/sources/{kind}",
             "/v1/semantic/features",
             "/v1/purges/{action_id}",
         ] {

@@ -10,11 +10,12 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::OPENAPI;
-use super::ingress::{IngressAnswer, IngressParams};
+use super::ingress::{IngressAnswer, IngressParams, SourceParams};
 use super::purges::PurgeReceipt;
-use super::read::{PlaybookAnswer, ProfileAnswer, ProfileParams, TimelineAnswer, TimelineParams};
+use super::read::{PlaybookAnswer, ProfileAnswer, ProfileParams};
 use super::search::{SearchAnswer, SearchRequest};
 use super::semantic::{FeatureParams, FeaturesAnswer};
+use super::timeline::{TimelineAnswer, TimelineParams};
 
 /// `schema` with a `$ref` followed within `root`.
 fn resolve<'a>(schema: &'a Value, root: &'a Value) -> &'a Value {
@@ -153,6 +154,16 @@ fn openapi_json_names_the_fields_the_types_read_and_write() {
         same(
             "POST /v1/intents 202",
             answer(&d, "post", "/v1/intents", "202"),
+            of_type::<IngressAnswer>(),
+        ),
+        same(
+            "POST /v1/sources/{kind} query",
+            query_params(&d, "post", "/v1/sources/{kind}"),
+            of_type::<SourceParams>(),
+        ),
+        same(
+            "POST /v1/sources/{kind} 200",
+            answer(&d, "post", "/v1/sources/{kind}", "200"),
             of_type::<IngressAnswer>(),
         ),
         same(

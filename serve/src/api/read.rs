@@ -1,4 +1,4 @@
-//! Reads: profile, playbook, entity timeline, export. Every row is hydrated from the view store
+//! Reads: profile, playbook, export (the entity timeline is [`super::timeline`]). Every row is hydrated from the view store
 //! and passes [`may_read`] before it is used.
 
 use std::time::Instant;
@@ -8,19 +8,13 @@ use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use kledger_processors::access::{Principal, may_read};
 use kledger_processors::render;
-use kledger_schemas::{AssertionClass, Row, Status};
+use kledger_schemas::{AssertionClass, Row};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use super::at::{At, readable_at, row_at};
 use super::waits::{caught_up, until_caught_up};
 use super::{AccountParam, Api, ApiError, Caller, observe, owns, target};
-
-/// Timeline entries scanned per request at most, from the newest (the newest `limit` that
-/// qualify are returned).
-pub const TIMELINE_SCAN_MAX: usize = 5_000;
-/// Longest entity reference accepted.
-pub const ENTITY_CHARS_MAX: usize = 256;
 
 /// Turns a result into a response and observes it.
 pub fn finish<T: IntoResponse>(
@@ -232,177 +226,6 @@ pub fn read_playbook(
         valid_from: row.valid_from,
         tags: row.tags,
         revision: row.revision,
-    })
-}
-
-/// `GET /v1/entities/{entity}/timeline` parameters.
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct TimelineParams {
-    /// Another account of the caller's tenant (default: the caller's own).
-    pub account: Option<String>,
-    /// Entries at most, 1..=40 (default 20).
-    pub limit: Option<usize>,
-    /// Include superseded and closed rows.
-    #[serde(default)]
-    pub history: bool,
-    /// Include rejected (disputed) rows.
-    #[serde(default)]
-    pub audit: bool,
-    /// Effective time, ms since the epoch (default: now): rows in effect then are active, rows
-    /// ended by then are history, rows not yet in effect are left out.
-    pub as_of: Option<i64>,
-    /// Record time, ms since the epoch (default: everything recorded).
-    pub known_at: Option<i64>,
-    /// Wait until the view store has applied this commit of the account (a write's
-    /// `consistency_token`; an MCP session passes its own newest on by default).
-    pub min_commit_seq: Option<i64>,
-    /// How long to wait for it, ms (0..=30000, default 5000).
-    pub wait_ms: Option<u64>,
-}
-
-/// One timeline entry: compact, never a body or a trigger condition.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct TimelineItem {
-    /// The row.
-    pub memory_id: String,
-    /// fact | document | trigger.
-    #[schemars(with = "String")]
-    pub kind: kledger_schemas::Kind,
-    /// Slot, if any.
-    pub slot: Option<String>,
-    /// The one-line content.
-    pub content: String,
-    /// How certain it is.
-    #[schemars(with = "String")]
-    pub assertion_class: AssertionClass,
-    /// Row status.
-    #[schemars(with = "String")]
-    pub status: Status,
-    /// Effective from, ms.
-    pub valid_from: i64,
-    /// Effective to, ms.
-    pub valid_to: Option<i64>,
-    /// Source type of the creating write.
-    pub source_type: String,
-    /// Source id of the creating write.
-    pub source_id: String,
-}
-
-/// The timeline answer.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct TimelineAnswer {
-    /// The entity (`user` or an entity id).
-    pub entity: String,
-    /// Entries in (valid_from, source, id) order: the newest `limit` that qualify.
-    pub items: Vec<TimelineItem>,
-    /// Whether older qualifying entries were left out (to the owner also: whether the scan
-    /// bound of the newest 5,000 entries was reached).
-    pub truncated: bool,
-    /// Sources read and their state (only the ledger is a source here).
-    pub sources: Vec<SourceState>,
-}
-
-/// A timeline source and whether it was read completely.
-#[derive(Debug, Serialize, JsonSchema)]
-pub struct SourceState {
-    /// Source name.
-    pub source: &'static str,
-    /// `available` or `truncated`.
-    pub state: &'static str,
-}
-
-/// Whether `entity` is a well-formed reference: `user` or an entity id.
-fn entity_ok(entity: &str) -> bool {
-    !entity.is_empty()
-        && entity.chars().count() <= ENTITY_CHARS_MAX
-        && !entity.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-/// `GET /v1/entities/{entity}/timeline`.
-pub async fn timeline(
-    State(api): State<Api>,
-    Caller(p): Caller,
-    Path(entity): Path<String>,
-    Query(q): Query<TimelineParams>,
-) -> Response {
-    let started = Instant::now();
-    let (a, p2) = (api.clone(), p.clone());
-    let (account, min, wait) = (q.account.clone(), q.min_commit_seq, q.wait_ms);
-    let r = after_wait(&a, &p2, account.as_deref(), min, wait, false, move || {
-        entity_timeline(&api, &p, &entity, &q)
-    })
-    .await
-    .map(axum::Json);
-    finish("timeline", started, r)
-}
-
-/// get_entity_timeline: the rows about `entity` in `q.account` (default: the principal's own)
-/// that `p` may read (blocking).
-pub fn entity_timeline(
-    api: &Api,
-    p: &Principal,
-    entity: &str,
-    q: &TimelineParams,
-) -> Result<TimelineAnswer, ApiError> {
-    let account = target(p, q.account.as_deref())?;
-    let limit = q.limit.unwrap_or(20);
-    if !(1..=40).contains(&limit) {
-        return Err(ApiError::bad("bad_limit", "limit must be in 1..=40"));
-    }
-    if !entity_ok(entity) {
-        return Err(ApiError::bad(
-            "bad_entity",
-            "entity is `user` or an entity id (1..=256 chars, no spaces)",
-        ));
-    }
-    caught_up(api, p, &account, q.min_commit_seq, false)?;
-    let when = At::new(q.as_of, q.known_at);
-    let ids = api
-        .views
-        .get()
-        .timeline(&account, entity, TIMELINE_SCAN_MAX)?;
-    // Reaching the scan bound says how long the timeline is: the owner's to know.
-    let mut truncated = ids.len() >= TIMELINE_SCAN_MAX && owns(p, &account);
-    let mut items = Vec::new();
-    for id in ids {
-        let Some(row) = row_at(api, &account, &id, when)? else {
-            continue;
-        };
-        // In effect at the read's time: an entry; ended by then: history.
-        let shown = may_read(p, &row)
-            && match row.status {
-                Status::Tombstoned => false,
-                _ if row.is_current(when.as_of) => true,
-                _ => q.history,
-            }
-            && (row.assertion_class != AssertionClass::Disputed || q.audit);
-        if shown {
-            items.push(TimelineItem {
-                memory_id: row.memory_id,
-                kind: row.kind,
-                slot: row.slot,
-                content: row.content,
-                assertion_class: row.assertion_class,
-                status: row.status,
-                valid_from: row.valid_from,
-                valid_to: row.valid_to,
-                source_type: row.source.source_type,
-                source_id: row.source.source_id,
-            });
-        }
-    }
-    if items.len() > limit {
-        items.drain(..items.len() - limit);
-        truncated = true;
-    }
-    Ok(TimelineAnswer {
-        entity: entity.to_owned(),
-        items,
-        truncated,
-        sources: vec![SourceState {
-            source: "ledger",
-            state: if truncated { "truncated" } else { "available" },
-        }],
     })
 }
 

@@ -14,9 +14,10 @@ use kledger_schemas::*;
 use kledger_state::{MarkStore, ViewStore};
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::read::{
-    ProfileParams, TimelineParams, after_wait, entity_timeline, profile_answer, read_playbook,
+    ProfileParams, after_wait, profile_answer, read_playbook,
 };
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
+use kledger_topology::serve::api::timeline::{TimelineParams, entity_timeline};
 use kledger_topology::vector::VectorGen;
 use rand::seq::IndexedRandom;
 use rand::{Rng, SeedableRng};
@@ -209,11 +210,7 @@ fn world(seed: u64, rows_per_account: usize) -> (Ledger, Vec<String>) {
                 ]
                 .choose(&mut rng)
                 .unwrap_or(&SensitivityLevel::Normal);
-                let reason = match op.kind {
-                    Kind::Document => WriteReason::RecurringWorkflow,
-                    Kind::Trigger => WriteReason::StandingTrigger,
-                    Kind::Fact => WriteReason::DirectUserStatement,
-                };
+                let reason = crate::largest::reason_for(op.kind);
                 let mut i = intent(&acct, &format!("w{n}"), reason, 0, vec![Op::Assert(op)]);
                 i.tenant.team_id = TEAMS
                     .choose(&mut rng)
@@ -252,11 +249,7 @@ fn world(seed: u64, rows_per_account: usize) -> (Ledger, Vec<String>) {
         let reason = if matches!(op, Op::Purge(_)) {
             WriteReason::DirectUserStatement
         } else {
-            match row.kind {
-                Kind::Document => WriteReason::RecurringWorkflow,
-                Kind::Trigger => WriteReason::StandingTrigger,
-                Kind::Fact => WriteReason::DirectUserStatement,
-            }
+            crate::largest::reason_for(row.kind)
         };
         let mut i = intent(acct, &format!("x{n}"), reason, 0, vec![op]);
         crate::build::plan(&mut i, row);
@@ -492,6 +485,7 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                 let (as_of, known_at) = when(&mut rng);
                 let q = TimelineParams {
                     account: acct.map(str::to_owned),
+                    sources: None,
                     limit: Some(40),
                     history: rng.random_bool(0.5),
                     audit: rng.random_bool(0.5),
@@ -580,6 +574,7 @@ fn probe_reads(
         };
         let t = TimelineParams {
             account: acct.clone(),
+            sources: None,
             limit: None,
             history: false,
             audit: false,

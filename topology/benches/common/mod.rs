@@ -321,6 +321,7 @@ pub(crate) fn fresh_topics(rt: &tokio::runtime::Runtime, c: &mut Config, prefix:
         c,
         PARTITIONS,
         &mut BufReader::new(Cursor::new(text.to_owned())),
+        None,
         false,
     )
     .expect("publish");

@@ -139,6 +139,13 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     } else {
         None
     };
+    // The sources store goes with the view store: held by `project-views`, followed by `api`.
+    let sources = if views_owner || roles.api {
+        let c = config.clone();
+        Some(tokio::task::spawn_blocking(move || parts::open_sources(&c, views_owner)).await??)
+    } else {
+        None
+    };
     let vectors_owner = roles.vectors && config.vectors.enabled;
     let search: Option<SearchSlot> =
         (vectors_owner || (roles.api && config.vectors.enabled)).then(SearchSlot::default);
@@ -153,7 +160,8 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
                 search.clone(),
                 store.clone(),
             )
-            .with_status(ctx.status.clone()),
+            .with_status(ctx.status.clone())
+            .with_sources(sources.clone()),
         ),
         _ => None,
     };
@@ -163,6 +171,11 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     if views_owner && config.views.enabled {
         ctx.status
             .set_sink(crate::pipeline::project::views::SINK, false);
+    }
+    let sources_sink = views_owner && config.views.enabled && config.sources.enabled;
+    if sources_sink {
+        ctx.status
+            .set_sink(crate::pipeline::project::views::SOURCES_SINK, false);
     }
     if vectors_owner {
         ctx.status
@@ -183,10 +196,17 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
     if vectors_owner && let Some(slot) = &search {
         sinks.push(parts::project_vectors(&ctx, slot.clone())?);
     }
-    let followed_views = views.filter(|_| !views_owner);
+    if sources_sink && let Some(live) = sources.clone() {
+        sinks.push(parts::project_sources(&ctx, live)?);
+    }
+    let followed: Vec<_> = views
+        .into_iter()
+        .chain(sources)
+        .filter(|_| !views_owner)
+        .collect();
     let followed_vectors = search.filter(|_| !vectors_owner);
-    if followed_views.is_some() || followed_vectors.is_some() {
-        sinks.push(parts::follow(&ctx, followed_views, followed_vectors)?);
+    if !followed.is_empty() || followed_vectors.is_some() {
+        sinks.push(parts::follow(&ctx, followed, followed_vectors)?);
     }
     Ok(Running {
         broker,

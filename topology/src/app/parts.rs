@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use crate::backoff::Backoff;
 
 use anyhow::Context;
-use kledger_state::{RocksStore, ViewStore};
+use kledger_state::{Lane, RocksStore, ViewStore};
 
 use crate::config::BatchConfig;
 use crate::config::Config;
@@ -61,6 +61,22 @@ pub(crate) fn project_views(ctx: &AppContext, live: Arc<Live<ViewStore>>) -> any
     spawn_thread("kledger-views", move || {
         let c = ctx.config.clone();
         drive_sink(&ctx, views::SINK, c.views.batch, &live, |store| {
+            ViewProjection::new(&c.views, &c.limits, store)
+        });
+        Ok(())
+    })
+}
+
+/// The sources sink (with `project-views`): drives the sources lane's projection of `live`'s
+/// active generation, as [`project_views`] drives the view store's.
+pub(crate) fn project_sources(
+    ctx: &AppContext,
+    live: Arc<Live<ViewStore>>,
+) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-sources", move || {
+        let c = ctx.config.clone();
+        drive_sink(&ctx, views::SOURCES_SINK, c.sources.batch, &live, |store| {
             ViewProjection::new(&c.views, &c.limits, store)
         });
         Ok(())
@@ -135,21 +151,49 @@ fn open_vectors_until_open(ctx: &AppContext) -> Option<SearchIndex> {
 /// read-only follower of the owner's RocksDB (`api` alone).
 pub(crate) fn open_views(config: &Config, owner: bool) -> anyhow::Result<Arc<Live<ViewStore>>> {
     let (cache, memtables) = (config.views.cache_bytes, config.views.memtable_bytes);
+    open_lane(&config.views.dir, Lane::Ledger, cache, memtables, owner)
+}
+
+/// Opens the sources store's active generation, as [`open_views`] opens the view store's.
+pub(crate) fn open_sources(config: &Config, owner: bool) -> anyhow::Result<Arc<Live<ViewStore>>> {
+    let (cache, memtables) = (config.sources.cache_bytes, config.sources.memtable_bytes);
+    open_lane(
+        &config.sources_dir(),
+        Lane::Sources,
+        cache,
+        memtables,
+        owner,
+    )
+}
+
+/// Opens the store of `lane` whose generations are in `dir`, as its owner or a follower.
+fn open_lane(
+    dir: &std::path::Path,
+    lane: Lane,
+    cache: usize,
+    memtables: usize,
+    owner: bool,
+) -> anyhow::Result<Arc<Live<ViewStore>>> {
     let live = if owner {
-        Live::open(&config.views.dir, true, move |p| {
-            Ok(ViewStore::open_bounded(p, cache, memtables)?)
+        Live::open(dir, true, move |p| {
+            Ok(ViewStore::open_bounded(p, cache, memtables)?.with_lane(lane))
         })?
     } else {
-        let scratch =
-            std::env::temp_dir().join(format!("kledger-views-follower-{}", std::process::id()));
-        Live::open(&config.views.dir, false, move |p| {
+        let scratch = std::env::temp_dir().join(format!(
+            "kledger-{}-follower-{}",
+            views::sink_of_lane(lane),
+            std::process::id()
+        ));
+        Live::open(dir, false, move |p| {
             let name = p
                 .file_name()
                 .map(|n| n.to_string_lossy().into_owned())
                 .unwrap_or_default();
             let secondary = scratch.join(name);
             std::fs::create_dir_all(&secondary)?;
-            ViewStore::open_secondary(p, &secondary, cache).with_context(|| {
+            ViewStore::open_secondary(p, &secondary, cache)
+                .map(|s| s.with_lane(lane))
+                .with_context(|| {
                 format!(
                     "open the view store at {} as a follower (is a project-views process running?)",
                     p.display()
@@ -195,11 +239,11 @@ fn open_vectors(ctx: &AppContext, owner: bool) -> anyhow::Result<SearchIndex> {
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(200);
 
 /// A follower keeps up with the projections another process writes: it catches up with the
-/// view store's writes and swaps in rebuilt generations; it opens the vector projection for
+/// view store's and the sources store's writes and swaps in rebuilt generations; it opens the vector projection for
 /// search (read-only, retried with backoff until it opens) and hands it over through `vectors`.
 pub(crate) fn follow(
     ctx: &AppContext,
-    views: Option<Arc<Live<ViewStore>>>,
+    stores: Vec<Arc<Live<ViewStore>>>,
     vectors: Option<SearchSlot>,
 ) -> anyhow::Result<Part> {
     let ctx = ctx.clone();
@@ -207,10 +251,11 @@ pub(crate) fn follow(
         let mut backoff = RETRY_BACKOFF;
         let mut next_open = std::time::Instant::now();
         loop {
-            if let Some(v) = &views
-                && let Err(e) = v.refresh().and_then(|_| Ok(v.get().catch_up()?))
-            {
-                tracing::warn!(error = %format!("{e:#}"), "view store follower");
+            for v in &stores {
+                if let Err(e) = v.refresh().and_then(|_| Ok(v.get().catch_up()?)) {
+                    let store = views::sink_of_lane(v.get().lane());
+                    tracing::warn!(store, error = %format!("{e:#}"), "store follower");
+                }
             }
             if let Some(slot) = &vectors {
                 match slot.get() {

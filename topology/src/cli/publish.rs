@@ -7,15 +7,21 @@ use std::path::PathBuf;
 use anyhow::Context;
 use clap::Args;
 
+use kledger_schemas::SourceKind;
+
 use crate::config::Config;
 use crate::{kafka::topics, pipeline::publish};
 
 /// `kledger publish`.
 #[derive(Debug, Args)]
 pub(crate) struct PublishArgs {
-    /// Intent records, one JSON object per line.
+    /// Intent records, one JSON object per line (with `--kind`: source documents).
     #[arg(long)]
     input: PathBuf,
+    /// The lines are source documents of this kind (`people`, `conversation`, `calendar`,
+    /// `screen`), each with its `account_id` (and optional `timestamp`, `visibility`, `acl`).
+    #[arg(long, value_parser = parse_kind)]
+    kind: Option<SourceKind>,
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
@@ -29,7 +35,7 @@ impl PublishArgs {
         let mut reader = BufReader::new(
             File::open(&self.input).with_context(|| format!("open {}", self.input.display()))?,
         );
-        let s = publish::publish(config, partitions, &mut reader, !self.quiet)?;
+        let s = publish::publish(config, partitions, &mut reader, self.kind, !self.quiet)?;
         for (line, e) in &s.invalid {
             eprintln!("line {line}: not an intent record: {e}");
         }
@@ -39,4 +45,17 @@ impl PublishArgs {
         );
         Ok(())
     }
+}
+
+/// `--kind`: a source name, singular or plural (`people`/`person`, `conversation`/
+/// `conversations`, `calendar`, `screen`).
+fn parse_kind(s: &str) -> Result<SourceKind, String> {
+    let name = match s {
+        "person" => "people",
+        "conversation" => "conversations",
+        other => other,
+    };
+    SourceKind::parse(name).ok_or_else(|| {
+        format!("{s:?} is not a source kind (people, conversation, calendar, screen)")
+    })
 }

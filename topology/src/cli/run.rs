@@ -70,8 +70,14 @@ async fn demo(config: &Config, partitions: i32, file: PathBuf) -> anyhow::Result
             }
             let text = std::fs::read_to_string(&file)
                 .with_context(|| format!("open {}", file.display()))?;
-            let n = publish::publish(&c, partitions, &mut BufReader::new(text.as_bytes()), false)?
-                .published;
+            let n = publish::publish(
+                &c,
+                partitions,
+                &mut BufReader::new(text.as_bytes()),
+                None,
+                false,
+            )?
+            .published;
             // The lines that are intents (the example has a malformed one: dead-lettered).
             let records = text
                 .lines()

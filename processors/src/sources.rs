@@ -1,0 +1,153 @@
+//! Source documents as rows: the `source` op's row, the key that finds a document's current
+//! version, and what a read may show of one.
+//!
+//! A document is kept as a row of its source kind ([`SourceKind::row_kind`]) whose
+//! [`SourceRecord`] holds it. The row's content is what a read shows (a summary, a title,
+//! `app — window title`; nothing for a people document); its effective time is the document's
+//! start (a people document's: its record time); a people document is about itself (subject
+//! `third_party`, entity = the person id) and the other three are the owner's own (subject
+//! `primary_user`), joined to people through their person ids. The current version of each
+//! document is found under its [`record_slot`] in the slots state, like a slot's occupant; a
+//! newer document supersedes it in the same commit.
+
+use kledger_schemas::avro::AvroCodec;
+use kledger_schemas::{
+    AssertOp, AssertionClass, Extractor, Intent, Kind, Op, OwnerKind, PlannedAgainst, Row,
+    Sensitivity, Source, SourceDoc, SourceKind, SourceOp, SourceRecord, Subject, SubjectScope,
+    Tenant, WriteReason,
+};
+
+/// The slot key of a document's current version: `@{row kind}/{record id}`. `@` begins no
+/// registered slot, so it never meets one.
+pub fn record_slot(kind: Kind, record_id: &str) -> String {
+    format!("@{}/{record_id}", kind.as_str())
+}
+
+/// The slot key a row occupies while active: its registered slot (a primary-user fact's), or
+/// its document's [`record_slot`] (a source row's).
+pub fn row_slot(row: &Row) -> Option<String> {
+    match (&row.record, SourceKind::of(row.kind)) {
+        (Some(rec), Some(_)) => Some(record_slot(row.kind, &rec.record_id)),
+        _ => (row.kind == Kind::Fact && row.subject.scope == SubjectScope::PrimaryUser)
+            .then(|| row.slot.clone())
+            .flatten(),
+    }
+}
+
+/// The slot key a `source` op's document occupies.
+pub fn op_slot(op: &SourceOp) -> String {
+    record_slot(op.doc.source().row_kind(), op.doc.record_id())
+}
+
+/// The row fields of a `source` op, as the assert that makes its row (the caller adds the
+/// [`SourceRecord`] with [`record_of`]): kind, shown content, subject, start, access.
+pub fn as_assert(op: &SourceOp, record_time: i64) -> AssertOp {
+    let subject = match &op.doc {
+        SourceDoc::Person(p) => Subject {
+            scope: SubjectScope::ThirdParty,
+            entity_id: Some(p.person_id.clone()),
+        },
+        _ => Subject {
+            scope: SubjectScope::PrimaryUser,
+            entity_id: None,
+        },
+    };
+    AssertOp {
+        kind: op.doc.source().row_kind(),
+        content: op.doc.shown(),
+        body: None,
+        condition: None,
+        slot: None,
+        subject,
+        valid_from: Some(op.doc.span().map_or(record_time, |(start, _)| start)),
+        valid_to: None,
+        expires_at: None,
+        assertion_class: AssertionClass::Confirmed,
+        confidence: None,
+        curation_weight: 0,
+        sensitivity: Sensitivity::default(),
+        visibility: op.visibility,
+        acl: op.acl.clone(),
+        tags: Vec::new(),
+        lang: None,
+        evidence: Vec::new(),
+        embedding: None,
+    }
+}
+
+/// The record a `source` op's row carries.
+pub fn record_of(op: SourceOp) -> SourceRecord {
+    SourceRecord {
+        record_id: op.doc.record_id().to_owned(),
+        person_ids: op.doc.person_ids().to_vec(),
+        doc: Some(op.doc),
+    }
+}
+
+/// Whether `row` is a source row.
+pub fn is_source(row: &Row) -> bool {
+    SourceKind::of(row.kind).is_some()
+}
+
+/// The `source_type` of the intents that carry `source`'s documents.
+pub fn source_type(source: SourceKind) -> &'static str {
+    match source {
+        SourceKind::People => "people_document",
+        SourceKind::Conversations => "conversation_summary",
+        SourceKind::Calendar => "calendar_event",
+        SourceKind::Screen => "screen_span",
+    }
+}
+
+/// Hex digits of a source intent's digest kept in its action id and source version.
+const DIGEST_HEX: usize = 32;
+
+/// The intent that puts `op` into `account_id`'s ledger, as `kledger publish --kind` and
+/// `POST /v1/sources/{kind}` write it: action id `src_` + a digest of the account, the
+/// document and its access (the same document put again is a `duplicate`; a changed one is a
+/// new version), write reason `source_sync`, planned against head 0 with the rebase policy (a
+/// source op has no target, so it commits against any head). A malformed account id gives a
+/// tenant block validation rejects.
+pub fn intent_for(account_id: &str, op: SourceOp, extractor: &str, author: Option<&str>) -> Intent {
+    use sha2::{Digest, Sha256};
+    let mut buf = Vec::new();
+    op.encode(&mut buf);
+    let mut h = Sha256::new();
+    h.update(b"kledger.source_intent.v1\0");
+    h.update((account_id.len() as u64).to_be_bytes());
+    h.update(account_id.as_bytes());
+    h.update(&buf);
+    let digest = crate::ids::to_hex(&h.finalize()[..DIGEST_HEX / 2]);
+    let mut parts = account_id.splitn(3, '/');
+    let (tenant_id, kind, owner_id) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let source = op.doc.source();
+    Intent {
+        action_id: format!("src_{digest}"),
+        account_id: account_id.to_owned(),
+        tenant: Tenant {
+            tenant_id: tenant_id.to_owned(),
+            team_id: None,
+            project_id: None,
+            agent_id: None,
+            owner_kind: OwnerKind::parse(kind).unwrap_or(OwnerKind::User),
+            owner_id: owner_id.to_owned(),
+        },
+        source: Source {
+            source_id: op.doc.record_id().to_owned(),
+            source_type: source_type(source).to_owned(),
+            source_version: digest[..16].to_owned(),
+            author_id: author.map(str::to_owned),
+        },
+        extractor: Extractor {
+            name: extractor.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        write_reason: WriteReason::SourceSync,
+        planned_against: PlannedAgainst::default(),
+        ops: vec![Op::Source(op)],
+    }
+}

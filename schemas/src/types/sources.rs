@@ -1,0 +1,460 @@
+//! Source records: what an owner's other systems know, beside the ledger's own rows.
+//!
+//! Four owner-scoped record types, written by the `source` op of an intent (so they are decided,
+//! committed, sealed, replayed, rebuilt and purged like every ledger row) and kept as rows of
+//! the four source kinds ([`crate::Kind::Person`] and the others), each carrying its document
+//! in [`SourceRecord`]:
+//!
+//! | type | record id | joined to people by | returned by the timeline | never returned |
+//! |---|---|---|---|---|
+//! | [`PersonDoc`] | `person_id` | itself: the entity authority | nothing (it resolves an entity) | names, retained names, emails (aliases) |
+//! | [`ConversationDoc`] | `conversation_id` | `participant_ids` | the summary and its time span | transcript segments |
+//! | [`CalendarDoc`] | `event_id` | `attendee_ids` | the title and its time span | notes, attendees |
+//! | [`ScreenDoc`] | `span_id` | `person_ids` | app and window title, time span | OCR text |
+//!
+//! A newer document with the same record id replaces the older one (the older row is
+//! superseded in the same commit, as an amend does).
+
+use serde::{Deserialize, Serialize};
+
+use super::common::{Acl, Visibility};
+use crate::avro::{AvroCodec, DecodeError, Reader, write_long};
+use crate::avro_record;
+
+/// Retained (former) names a people document keeps at most.
+pub const RETAINED_NAMES_MAX: usize = 8;
+/// Current names of a person at most.
+pub const NAMES_MAX: usize = 8;
+/// Emails of a person at most.
+pub const EMAILS_MAX: usize = 8;
+/// Chars of a name or an email at most.
+pub const ALIAS_CHARS_MAX: usize = 256;
+/// People ids a conversation, event or screen span names at most.
+pub const PERSON_IDS_MAX: usize = 64;
+/// Transcript segments a conversation keeps at most.
+pub const SEGMENTS_MAX: usize = 512;
+/// Chars of one transcript segment at most.
+pub const SEGMENT_CHARS_MAX: usize = 4_000;
+/// Chars of a conversation's whole transcript at most (the record budget holds it too).
+pub const TRANSCRIPT_CHARS_MAX: usize = 48_000;
+/// Chars of a calendar event's notes or a screen span's OCR text at most.
+pub const NOTES_CHARS_MAX: usize = 8_000;
+/// Chars of an app name at most.
+pub const APP_CHARS_MAX: usize = 256;
+/// Chars of a summary, a title or a window title at most (one line, as a row's content).
+pub const TITLE_CHARS_MAX: usize = 4_000;
+
+/// A people document: the entity authority. Its id is the entity id the ledger and every
+/// source name the person by; its names and emails are exact-match aliases only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PersonDoc {
+    /// The person's stable id (1..=256, an identifier), e.g. `person:ana`.
+    pub person_id: String,
+    /// Current names (≤8, each ≤256).
+    #[serde(default)]
+    pub names: Vec<String>,
+    /// Names the person went by before (≤8, each ≤256).
+    #[serde(default)]
+    pub retained_names: Vec<String>,
+    /// Email addresses (≤8, each ≤256).
+    #[serde(default)]
+    pub emails: Vec<String>,
+}
+avro_record!(PersonDoc {
+    person_id,
+    names,
+    retained_names,
+    emails
+});
+
+/// One transcript segment of a conversation (kept for bounded conversation retrieval only).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Segment {
+    /// Start (ms since the epoch).
+    pub start_ms: i64,
+    /// End (ms), at or after the start.
+    pub end_ms: i64,
+    /// Who spoke: a person id, when known.
+    #[serde(default)]
+    pub speaker_id: Option<String>,
+    /// What was said (≤4,000 chars).
+    pub text: String,
+}
+avro_record!(Segment {
+    start_ms,
+    end_ms,
+    speaker_id,
+    text
+});
+
+/// A conversation's summary, as the conversation finalizer wrote it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConversationDoc {
+    /// The conversation's stable id.
+    pub conversation_id: String,
+    /// Start (ms since the epoch).
+    pub started_at: i64,
+    /// End (ms), at or after the start.
+    pub ended_at: i64,
+    /// The summary (one line, ≤4,000 chars): what the timeline shows.
+    pub summary: String,
+    /// The people who took part (person ids, ≤64): joins only.
+    #[serde(default)]
+    pub participant_ids: Vec<String>,
+    /// The transcript (≤512 segments, ≤48,000 chars in all): never returned by the timeline.
+    #[serde(default)]
+    pub segments: Vec<Segment>,
+}
+avro_record!(ConversationDoc {
+    conversation_id,
+    started_at,
+    ended_at,
+    summary,
+    participant_ids,
+    segments
+});
+
+/// A calendar event's title.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CalendarDoc {
+    /// The event's stable id.
+    pub event_id: String,
+    /// Start (ms since the epoch).
+    pub start: i64,
+    /// End (ms), at or after the start.
+    pub end: i64,
+    /// The title (one line, ≤4,000 chars): what the timeline shows.
+    pub title: String,
+    /// Attendees (person ids, ≤64): joins only, never returned.
+    #[serde(default)]
+    pub attendee_ids: Vec<String>,
+    /// Notes (≤8,000 chars): kept, never returned.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+avro_record!(CalendarDoc {
+    event_id,
+    start,
+    end,
+    title,
+    attendee_ids,
+    notes
+});
+
+/// A span of time one app window was in front on screen.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenDoc {
+    /// The span's stable id.
+    pub span_id: String,
+    /// Start (ms since the epoch).
+    pub start: i64,
+    /// End (ms), at or after the start.
+    pub end: i64,
+    /// The app (≤256 chars).
+    pub app: String,
+    /// The window's title (one line, ≤4,000 chars).
+    pub window_title: String,
+    /// People the window is about (a chat or a mail thread with them; person ids, ≤64):
+    /// joins only.
+    #[serde(default)]
+    pub person_ids: Vec<String>,
+    /// Text read off the screen (≤8,000 chars): kept locally, never returned.
+    #[serde(default)]
+    pub ocr_text: Option<String>,
+}
+avro_record!(ScreenDoc {
+    span_id,
+    start,
+    end,
+    app,
+    window_title,
+    person_ids,
+    ocr_text
+});
+
+/// One source document. JSON form: an object tagged by `kind` (`person`, `conversation`,
+/// `calendar`, `screen`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum SourceDoc {
+    /// A people document.
+    Person(PersonDoc),
+    /// A conversation summary.
+    Conversation(ConversationDoc),
+    /// A calendar event.
+    Calendar(CalendarDoc),
+    /// A screen app/window span.
+    Screen(ScreenDoc),
+}
+
+impl SourceDoc {
+    /// Its branch of the union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc]`.
+    fn branch(&self) -> i64 {
+        match self {
+            SourceDoc::Person(_) => 0,
+            SourceDoc::Conversation(_) => 1,
+            SourceDoc::Calendar(_) => 2,
+            SourceDoc::Screen(_) => 3,
+        }
+    }
+
+    fn encode_body(&self, out: &mut Vec<u8>) {
+        match self {
+            SourceDoc::Person(d) => d.encode(out),
+            SourceDoc::Conversation(d) => d.encode(out),
+            SourceDoc::Calendar(d) => d.encode(out),
+            SourceDoc::Screen(d) => d.encode(out),
+        }
+    }
+
+    fn decode_branch(branch: usize, r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(match branch {
+            0 => SourceDoc::Person(PersonDoc::decode(r)?),
+            1 => SourceDoc::Conversation(ConversationDoc::decode(r)?),
+            2 => SourceDoc::Calendar(CalendarDoc::decode(r)?),
+            _ => SourceDoc::Screen(ScreenDoc::decode(r)?),
+        })
+    }
+}
+
+/// `SourceDoc` is the Avro union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc]`.
+impl AvroCodec for SourceDoc {
+    fn encode(&self, out: &mut Vec<u8>) {
+        write_long(out, self.branch());
+        self.encode_body(out);
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let branch = r.read_union_index(4)?;
+        Self::decode_branch(branch, r)
+    }
+}
+
+/// The sources a timeline can read, and the row kind each keeps its documents as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// People documents (never a timeline source: they resolve the entity).
+    People,
+    /// Conversation summaries.
+    Conversations,
+    /// Calendar titles.
+    Calendar,
+    /// Screen app/window spans.
+    Screen,
+}
+
+impl SourceKind {
+    /// The name in `--kind`, `sources=` and answers.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::People => "people",
+            Self::Conversations => "conversations",
+            Self::Calendar => "calendar",
+            Self::Screen => "screen",
+        }
+    }
+
+    /// Parses a source name (`people`, `conversations`, `calendar`, `screen`).
+    pub fn parse(s: &str) -> Option<Self> {
+        [
+            Self::People,
+            Self::Conversations,
+            Self::Calendar,
+            Self::Screen,
+        ]
+        .into_iter()
+        .find(|k| k.as_str() == s)
+    }
+
+    /// The row kind that holds this source's documents.
+    pub fn row_kind(self) -> super::Kind {
+        match self {
+            Self::People => super::Kind::Person,
+            Self::Conversations => super::Kind::Conversation,
+            Self::Calendar => super::Kind::CalendarEvent,
+            Self::Screen => super::Kind::ScreenSpan,
+        }
+    }
+
+    /// The source a row kind belongs to (`None` for the ledger's own kinds).
+    pub fn of(kind: super::Kind) -> Option<Self> {
+        match kind {
+            super::Kind::Person => Some(Self::People),
+            super::Kind::Conversation => Some(Self::Conversations),
+            super::Kind::CalendarEvent => Some(Self::Calendar),
+            super::Kind::ScreenSpan => Some(Self::Screen),
+            super::Kind::Fact | super::Kind::Document | super::Kind::Trigger => None,
+        }
+    }
+}
+
+impl SourceDoc {
+    /// The source it belongs to.
+    pub fn source(&self) -> SourceKind {
+        match self {
+            Self::Person(_) => SourceKind::People,
+            Self::Conversation(_) => SourceKind::Conversations,
+            Self::Calendar(_) => SourceKind::Calendar,
+            Self::Screen(_) => SourceKind::Screen,
+        }
+    }
+
+    /// Its stable id within its source.
+    pub fn record_id(&self) -> &str {
+        match self {
+            Self::Person(d) => &d.person_id,
+            Self::Conversation(d) => &d.conversation_id,
+            Self::Calendar(d) => &d.event_id,
+            Self::Screen(d) => &d.span_id,
+        }
+    }
+
+    /// The people it is joined to (a people document: none; it is the person).
+    pub fn person_ids(&self) -> &[String] {
+        match self {
+            Self::Person(_) => &[],
+            Self::Conversation(d) => &d.participant_ids,
+            Self::Calendar(d) => &d.attendee_ids,
+            Self::Screen(d) => &d.person_ids,
+        }
+    }
+
+    /// Its time span (ms): start and end (a people document has none).
+    pub fn span(&self) -> Option<(i64, i64)> {
+        match self {
+            Self::Person(_) => None,
+            Self::Conversation(d) => Some((d.started_at, d.ended_at)),
+            Self::Calendar(d) => Some((d.start, d.end)),
+            Self::Screen(d) => Some((d.start, d.end)),
+        }
+    }
+
+    /// What a read may show of it: the summary, the title, or `app — window title`; a people
+    /// document shows nothing (its names are aliases).
+    pub fn shown(&self) -> String {
+        match self {
+            Self::Person(_) => String::new(),
+            Self::Conversation(d) => d.summary.clone(),
+            Self::Calendar(d) => d.title.clone(),
+            Self::Screen(d) => format!("{} — {}", d.app, d.window_title),
+        }
+    }
+}
+
+/// The `source` op: put a source document (a newer one with the same record id replaces it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceOp {
+    /// The document.
+    pub doc: SourceDoc,
+    /// cm_payload_v1 visibility (private by default: the owner's).
+    #[serde(default = "private")]
+    pub visibility: Visibility,
+    /// Readers granted access to a confidential document.
+    #[serde(default)]
+    pub acl: Acl,
+}
+avro_record!(SourceOp {
+    doc,
+    visibility,
+    acl
+});
+
+fn private() -> Visibility {
+    Visibility::Private
+}
+
+/// A source row's document. Its id and the people it joins stay in the clear (the fold and
+/// the timeline's joins read them, as a row's subject); the document itself is content,
+/// sealed under the row's data key like a row's text (`None` on the wire when sealed, and in
+/// a tombstone).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceRecord {
+    /// The document's id within its source.
+    pub record_id: String,
+    /// The people it is joined to.
+    #[serde(default)]
+    pub person_ids: Vec<String>,
+    /// The document (content-bearing).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub doc: Option<SourceDoc>,
+}
+// `doc` is the flat Avro union `[null, PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc]`
+// (Avro has no union of unions).
+impl AvroCodec for SourceRecord {
+    fn encode(&self, out: &mut Vec<u8>) {
+        self.record_id.encode(out);
+        self.person_ids.encode(out);
+        match &self.doc {
+            None => write_long(out, 0),
+            Some(d) => {
+                write_long(out, d.branch() + 1);
+                d.encode_body(out);
+            }
+        }
+    }
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        let record_id = AvroCodec::decode(r)?;
+        let person_ids = AvroCodec::decode(r)?;
+        let doc = match r.read_union_index(5)? {
+            0 => None,
+            branch => Some(SourceDoc::decode_branch(branch - 1, r)?),
+        };
+        Ok(Self {
+            record_id,
+            person_ids,
+            doc,
+        })
+    }
+}
+
+/// One source document as `kledger publish --kind KIND` reads it (one JSON object per line) and
+/// `POST /v1/sources/{kind}` takes it: the document's own fields (those of [`PersonDoc`],
+/// [`ConversationDoc`], [`CalendarDoc`] or [`ScreenDoc`], as the kind says), beside its owner,
+/// record time and access.
+#[derive(Debug, Clone, Deserialize)]
+pub struct SourceEnvelope {
+    /// The account (`kledger publish`; the HTTP ingress takes the caller's or `account=`).
+    #[serde(default)]
+    pub account_id: Option<String>,
+    /// The Kafka record timestamp, ms (`kledger publish`; default: now).
+    #[serde(default)]
+    pub timestamp: Option<i64>,
+    /// cm_payload_v1 visibility (default private).
+    #[serde(default)]
+    pub visibility: Option<Visibility>,
+    /// Readers granted access to a confidential document.
+    #[serde(default)]
+    pub acl: Option<Acl>,
+    /// The document's fields.
+    #[serde(flatten)]
+    pub doc: serde_json::Map<String, serde_json::Value>,
+}
+
+impl SourceEnvelope {
+    /// The `source` op it describes, as a document of `kind` (unknown or missing fields are an
+    /// error naming them).
+    pub fn op(self, kind: SourceKind) -> Result<SourceOp, String> {
+        let fields = serde_json::Value::Object(self.doc);
+        let doc = match kind {
+            SourceKind::People => serde_json::from_value(fields).map(SourceDoc::Person),
+            SourceKind::Conversations => {
+                serde_json::from_value(fields).map(SourceDoc::Conversation)
+            }
+            SourceKind::Calendar => serde_json::from_value(fields).map(SourceDoc::Calendar),
+            SourceKind::Screen => serde_json::from_value(fields).map(SourceDoc::Screen),
+        }
+        .map_err(|e| format!("not a {} document: {e}", kind.as_str()))?;
+        Ok(SourceOp {
+            doc,
+            visibility: self.visibility.unwrap_or(Visibility::Private),
+            acl: self.acl.unwrap_or_default(),
+        })
+    }
+}
