@@ -284,7 +284,7 @@ impl McpServer {
     }
 
     #[tool(
-        description = "The timeline of one entity the agent has already identified: `user` for the account's own person, or a stable entity id. Compact entries (kind, slot, one-line content, status, validity, source) in time order, the newest `limit`; superseded or closed rows only with `history`, disputed ones only with `audit`."
+        description = "The timeline of one entity the agent has already identified: `user` for the account's own person, a person id, or an exact alias of a person (a name or an email). Reads only the sources named in `sources` (comma-separated: `ledger` — the default —, `conversations`, `calendar`, `screen`). Compact entries (source, kind, one-line content: a fact, a conversation summary, an event title, an app and window title; status, validity) in time order, the newest `limit`; never transcripts, notes, attendees or OCR text. The answer says whom the entity resolved to (`person`, or `unavailable` — never a guess) and each source's `state` (available, loading, offline, pruned, failed, truncated). Superseded or closed ledger rows only with `history`, disputed ones only with `audit`."
     )]
     async fn get_entity_timeline(
         &self,
@@ -660,5 +660,7 @@ mod tests {
             tool("get_entity_timeline"),
             with(of::<TimelineParams>(), "entity")
         );
+        // The agent names the timeline's sources on MCP as on HTTP.
+        assert!(tool("get_entity_timeline").contains("sources"));
     }
 }

@@ -413,7 +413,8 @@ impl CopyState {
 /// One copy in a purge receipt.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CopyReport {
-    /// Which copy: `ledger`, `keys_topic`, `views`, `views_topic`, `vectors`, `intents_topic`.
+    /// Which copy: `ledger`, `keys_topic`, `views`, `views_topic`, `sources`, `vectors`,
+    /// `intents_topic`.
     pub copy: &'static str,
     pub state: CopyState,
     /// When a copy erased by a time bound is erased at the latest (ms).
@@ -440,6 +441,10 @@ pub struct Seen {
     /// The vector copy: `None` when vectors are off; `Some(None)` when another process holds
     /// the index; else whether the sink applied the purge and its erasures ran.
     pub vectors: Option<Option<bool>>,
+    /// The sources store's copy: `None` when the sources sink is off; `Some(None)` when this
+    /// process has no sources store; else whether it folded every commit of the purge and its
+    /// erasure of the account ran.
+    pub sources: Option<Option<bool>>,
     /// How long after a record's time the broker has compacted or deleted it at the latest
     /// (ms): the topics' compaction or retention bound and the broker's slack.
     pub compaction_ms: i64,
@@ -475,6 +480,19 @@ pub fn copies(seen: &Seen, now: i64) -> (Vec<CopyReport>, bool) {
         },
         Some(Some(done)) => here("vectors", seen.folded && done),
     };
+    let sources = match seen.sources {
+        None => CopyReport {
+            copy: "sources",
+            state: CopyState::NotKept,
+            by: None,
+        },
+        Some(None) => CopyReport {
+            copy: "sources",
+            state: CopyState::NotObserved,
+            by: None,
+        },
+        Some(Some(done)) => here("sources", seen.folded && done),
+    };
     let copies = vec![
         here("ledger", seen.folded && seen.ledger_erased),
         by_time(
@@ -487,6 +505,7 @@ pub fn copies(seen: &Seen, now: i64) -> (Vec<CopyReport>, bool) {
             seen.folded && seen.view_published && seen.views_erased,
         ),
         by_time("views_topic", seen.folded && seen.view_published, compacted),
+        sources,
         vectors,
         by_time(
             "intents_topic",
@@ -513,6 +532,7 @@ mod tests {
             view_published: true,
             views_erased: true,
             vectors: Some(Some(true)),
+            sources: Some(Some(true)),
             compaction_ms: 100,
             intents_retention_ms: 5_000,
         }
@@ -536,6 +556,7 @@ mod tests {
                 ("keys_topic", "pending"),
                 ("views", "erased"),
                 ("views_topic", "pending"),
+                ("sources", "erased"),
                 ("vectors", "erased"),
                 ("intents_topic", "pending"),
             ]
@@ -560,8 +581,8 @@ mod tests {
             ..seen()
         };
         let got = states(&s, i64::MAX);
-        assert!(got[..4].iter().all(|(_, st)| *st == "pending"), "{got:?}");
-        assert_eq!(got[4], ("vectors", "not_kept"));
+        assert!(got[..5].iter().all(|(_, st)| *st == "pending"), "{got:?}");
+        assert_eq!(got[5], ("vectors", "not_kept"));
         let s = Seen {
             vectors: None,
             ..seen()
@@ -571,7 +592,20 @@ mod tests {
             vectors: Some(None),
             ..seen()
         };
-        assert_eq!(states(&s, i64::MAX)[4], ("vectors", "not_observed"));
+        assert_eq!(states(&s, i64::MAX)[5], ("vectors", "not_observed"));
+        // The sources store alike: off is passed, another process's is not known.
+        let off = Seen {
+            sources: None,
+            ..seen()
+        };
+        assert_eq!(states(&off, i64::MAX)[4], ("sources", "not_kept"));
+        assert!(copies(&off, i64::MAX).1);
+        let elsewhere = Seen {
+            sources: Some(None),
+            ..seen()
+        };
+        assert_eq!(states(&elsewhere, i64::MAX)[4], ("sources", "not_observed"));
+        assert!(!copies(&elsewhere, i64::MAX).1);
         assert!(
             !copies(&s, i64::MAX).1,
             "another process's copy is not known to be erased"

@@ -147,7 +147,17 @@ pub struct PurgeMark {
     pub rows: u64,
     /// Every commit of the action is folded (the last one does not continue).
     pub complete: bool,
+    /// Of the rows, those of each source ([`SOURCE_ORDER`]; the sources store's lane only).
+    pub by_source: [u64; 4],
 }
+
+/// The sources a purge mark counts rows of, in order.
+pub const SOURCE_ORDER: [SourceKind; 4] = [
+    SourceKind::People,
+    SourceKind::Conversations,
+    SourceKind::Calendar,
+    SourceKind::Screen,
+];
 
 fn purge_key(account: &str, action_id: &str) -> Vec<u8> {
     let mut k = account_prefix(account);
@@ -156,20 +166,33 @@ fn purge_key(account: &str, action_id: &str) -> Vec<u8> {
 }
 
 fn purge_value(m: &PurgeMark) -> Vec<u8> {
-    let mut v = Vec::with_capacity(25);
+    let mut v = Vec::with_capacity(57);
     v.extend_from_slice(&m.commit_seq.to_be_bytes());
     v.extend_from_slice(&m.recorded_at.to_be_bytes());
     v.extend_from_slice(&m.rows.to_be_bytes());
     v.push(u8::from(m.complete));
+    // The ledger's lane counts no source rows: its marks stay as they were.
+    if m.by_source != [0; 4] {
+        for n in m.by_source {
+            v.extend_from_slice(&n.to_be_bytes());
+        }
+    }
     v
 }
 
 fn parse_purge(v: &[u8]) -> Result<PurgeMark, StateError> {
+    let mut by_source = [0u64; 4];
+    if v.len() > 25 {
+        for (i, n) in by_source.iter_mut().enumerate() {
+            *n = i64_at(v, 25 + 8 * i)? as u64;
+        }
+    }
     Ok(PurgeMark {
         commit_seq: i64_at(v, 0)?,
         recorded_at: i64_at(v, 8)?,
         rows: i64_at(v, 16)? as u64,
         complete: v.get(24).is_some_and(|b| *b == 1),
+        by_source,
     })
 }
 
@@ -505,8 +528,27 @@ impl ViewStore {
             (self.cf("rows")?, self.cf("history")?, self.cf("timeline")?);
         let sources = self.cf("sources")?;
         let mut admitted = 0u64;
+        let mut by_source = [0u64; 4];
+        // The key cache holds every data key of the outbox, whichever lane its row is in: a
+        // purged row's key goes from both stores (and their files), its row from its lane's.
+        for row in commit
+            .ops
+            .iter()
+            .map(|op| &op.row)
+            .filter(|r| r.status == Status::Tombstoned && !self.lane.admits(r))
+        {
+            if let Some(s) = row.sealed.as_ref().filter(|s| !s.key_id.is_empty()) {
+                batch.erase.insert(account_prefix(acct));
+                keycache::destroy(&self.db, &mut batch.batch, acct, &s.key_id)?;
+            }
+        }
         for op in commit.ops.iter().filter(|op| self.lane.admits(&op.row)) {
             admitted += 1;
+            if let Some(i) =
+                SourceKind::of(op.row.kind).and_then(|k| SOURCE_ORDER.iter().position(|s| *s == k))
+            {
+                by_source[i] += 1;
+            }
             let row = &op.row;
             // A source row's entries: while it is current, under each person it joins.
             for k in source_keys(acct, row) {
@@ -556,6 +598,9 @@ impl ViewStore {
             m.commit_seq = commit.commit_seq;
             m.recorded_at = commit.recorded_at;
             m.rows += admitted;
+            for (total, n) in m.by_source.iter_mut().zip(by_source) {
+                *total += n;
+            }
             m.complete = !commit.continues;
             batch.batch.put_cf(self.cf("purges")?, &k, purge_value(&m));
             batch.purges.insert(k, m);

@@ -39,6 +39,8 @@ pub struct GenConfig {
     pub conflict_pct: u32,
     /// Plan with the strict head policy.
     pub strict_pct: u32,
+    /// Put a source document (people, conversation, calendar, screen).
+    pub source_pct: u32,
 }
 
 impl Default for GenConfig {
@@ -53,6 +55,7 @@ impl Default for GenConfig {
             purge_pct: 2,
             conflict_pct: 5,
             strict_pct: 10,
+            source_pct: 0,
         }
     }
 }
@@ -111,6 +114,10 @@ const FACT_REASONS: &[WriteReason] = &[
     WriteReason::DailyReconciliation,
     WriteReason::LegacyMigration,
 ];
+
+fn is_source(row: &Row) -> bool {
+    SourceKind::of(row.kind).is_some()
+}
 
 #[derive(Debug, Clone)]
 struct Snapshot {
@@ -262,8 +269,71 @@ impl Generator {
             .collect()
     }
 
+    /// A source document about the stream's people, from a small pool of ids (so newer
+    /// versions replace older ones).
+    fn random_source(&mut self) -> SourceDoc {
+        let id = self.rng.random_range(0..4);
+        let start = self.time - self.rng.random_range(0..86_400_000i64);
+        let people: Vec<String> = PEOPLE
+            .iter()
+            .filter(|_| self.rng.random_bool(0.4))
+            .map(|p| (*p).to_owned())
+            .collect();
+        match self.rng.random_range(0..4) {
+            0 => {
+                let p = *self.pick(PEOPLE);
+                SourceDoc::Person(PersonDoc {
+                    person_id: p.to_owned(),
+                    names: vec![p.trim_start_matches("person_").to_owned()],
+                    retained_names: Vec::new(),
+                    emails: vec![format!("{}@example.com", p.trim_start_matches("person_"))],
+                })
+            }
+            1 => SourceDoc::Conversation(ConversationDoc {
+                conversation_id: format!("conv_{id}"),
+                started_at: start,
+                ended_at: start + 600_000,
+                summary: format!("Talked about {}", self.pick(FOCUS)),
+                participant_ids: people,
+                segments: vec![Segment {
+                    start_ms: start,
+                    end_ms: start + 60_000,
+                    speaker_id: None,
+                    text: format!("We should look at {}", self.pick(LIKES)),
+                }],
+            }),
+            2 => SourceDoc::Calendar(CalendarDoc {
+                event_id: format!("ev_{id}"),
+                start,
+                end: start + 3_600_000,
+                title: format!("Meeting about {}", self.pick(FOCUS)),
+                attendee_ids: people,
+                notes: Some("Bring the numbers".into()),
+            }),
+            _ => SourceDoc::Screen(ScreenDoc {
+                span_id: format!("span_{id}"),
+                start,
+                end: start + 300_000,
+                app: "Mail".into(),
+                window_title: format!("Re: {}", self.pick(FOCUS)),
+                person_ids: people,
+                ocr_text: None,
+            }),
+        }
+    }
+
     // Long on purpose: one match over every action the generator draws, each arm a few lines.
     fn fresh(&mut self, account: &str, action: String) -> Intent {
+        if self.pct(self.cfg.source_pct) {
+            let op = SourceOp {
+                doc: self.random_source(),
+                visibility: Visibility::Private,
+                acl: Acl::default(),
+            };
+            let mut it = kledger_processors::sources::intent_for(account, op, "testkit", None);
+            it.action_id = action;
+            return it;
+        }
         let view = self.plan_view(account);
         let roll = self.rng.random_range(0..100);
         let mut targets: Vec<Row> = Vec::new();
@@ -361,7 +431,7 @@ impl Generator {
                 ),
             }
         } else if roll < 84 {
-            let rows = Self::active(&view, |_| true);
+            let rows = Self::active(&view, |r| !is_source(r));
             match rows.is_empty() {
                 true => (
                     vec![Op::Assert(fact("Likes coffee"))],

@@ -283,6 +283,7 @@ pub fn stream(seed: u64, accounts: usize, n: usize) -> Vec<IntentRecord> {
         Generator::new(GenConfig {
             seed,
             accounts,
+            source_pct: 8,
             ..GenConfig::default()
         })
         .take(n)

@@ -493,7 +493,12 @@ fn purge(
             let mut ids: Vec<String> = acct
                 .rows
                 .iter()
-                .filter(|r| r.subject.entity_id.as_deref() == Some(e.as_str()))
+                .filter(|r| {
+                    r.subject.entity_id.as_deref() == Some(e.as_str())
+                        || r.record
+                            .as_ref()
+                            .is_some_and(|rec| rec.person_ids.iter().any(|p| p == e))
+                })
                 .map(|r| r.memory_id.clone())
                 .collect();
             ids.sort();
@@ -518,6 +523,9 @@ fn purge(
         row.condition = None;
         row.tags.clear();
         row.embedding = None;
+        if let Some(rec) = &mut row.record {
+            rec.doc = None;
+        }
         for e in &mut row.evidence {
             e.locator = Default::default();
             e.quote = None;

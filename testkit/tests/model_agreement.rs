@@ -83,8 +83,9 @@ proptest! {
         purge_pct in 0u32..6,
         conflict_pct in 0u32..30,
         strict_pct in 0u32..30,
+        source_pct in 0u32..20,
     ) {
-        let cfg = GenConfig { seed, accounts, stale_pct, retry_pct, invalid_pct, purge_pct, conflict_pct, strict_pct, ..GenConfig::default() };
+        let cfg = GenConfig { seed, accounts, stale_pct, retry_pct, invalid_pct, purge_pct, conflict_pct, strict_pct, source_pct, ..GenConfig::default() };
         run(cfg, 300);
     }
 
@@ -97,7 +98,7 @@ proptest! {
         purge_pct in 2u32..10,
         budget_kib in 2usize..12,
     ) {
-        let cfg = GenConfig { seed, accounts, purge_pct, ..GenConfig::default() };
+        let cfg = GenConfig { seed, accounts, purge_pct, source_pct: 10, ..GenConfig::default() };
         run_within(cfg, 300, Limits { record_bytes_max: budget_kib << 10, ..Limits::default() });
     }
 }

@@ -246,9 +246,41 @@ fn rebuilt_projections_equal_the_live_ones_and_swap_in_while_running() {
         );
         std::thread::sleep(Duration::from_millis(100));
     }
+    // The sources store has folded every account's last commit too.
+    let sources = Generations::new(&c.sources_dir()).unwrap();
+    let source_scratch = tempfile::tempdir().unwrap();
+    let follower_sources = follower(&sources.path("g000001"), source_scratch.path());
+    while !seqs.iter().all(|(a, s)| {
+        follower_sources.catch_up().is_ok()
+            && follower_sources.mark(a).is_ok_and(|m| m.commit_seq == *s)
+    }) {
+        assert!(
+            Instant::now() < deadline,
+            "the sources store did not catch up"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    drop(follower_sources);
     b.rt.block_on(running.stop()).unwrap();
     let rebuilt = ViewStore::open(&views.path("g000002"), 8 << 20).unwrap();
     assert_eq!(rebuilt.digest().unwrap(), live_digest);
+    drop(rebuilt);
+
+    // Rebuild the sources store (kledger stopped): the same store, and it holds documents.
+    let live_sources = ViewStore::open(&sources.path("g000001"), 8 << 20)
+        .unwrap()
+        .with_lane(kledger_state::Lane::Sources);
+    let live_sources_digest = live_sources.digest().unwrap();
+    let people: usize = seqs
+        .keys()
+        .map(|a| live_sources.people(a, 100).unwrap().len())
+        .sum();
+    assert!(people > 0, "the stream put people documents");
+    drop(live_sources);
+    let r = rebuild(&c, ProjectionKind::Sources, false).unwrap();
+    assert_eq!(r.generation, "g000002");
+    let rebuilt = ViewStore::open(&sources.path("g000002"), 8 << 20).unwrap();
+    assert_eq!(rebuilt.digest().unwrap(), live_sources_digest);
     drop(rebuilt);
 
     // Rebuild the vectors (kledger stopped): the same points and payloads.

@@ -10,6 +10,9 @@
 //! - `views`: the view store folded the purge, ran its erasure, and published the account's
 //!   View without the rows.
 //! - `views_topic`: that View is published and the topic's compaction bound has passed.
+//! - `sources`: the sources store folded the purge and ran its erasure (`not_kept` when the
+//!   sources sink is off; `not_observed` in a process without the store). The receipt's
+//!   `sources` names each source whose documents the purge erased, with their count.
 //! - `vectors`: the vector sink applied the purge and its index's and key cache's erasures ran
 //!   (`not_kept` when vectors are off; `not_observed` in a process that does not own the sink).
 //! - `intents_topic`: the intents topic's retention bound has passed (the intents that carried
@@ -58,12 +61,24 @@ pub struct PurgeReceipt {
     pub commit_seq: i64,
     /// Its record time (ms).
     pub recorded_at: i64,
-    /// Rows tombstoned.
+    /// Ledger rows tombstoned.
     pub rows: u64,
+    /// The sources whose documents the purge erased (people, conversations, calendar, screen),
+    /// with how many (as the sources store folded them).
+    pub sources: Vec<SourceRows>,
     /// Every copy has passed the purge.
     pub complete: bool,
     /// Each copy.
     pub copies: Vec<Copy>,
+}
+
+/// Documents of one source a purge erased.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, JsonSchema)]
+pub struct SourceRows {
+    /// `people`, `conversations`, `calendar` or `screen`.
+    pub source: &'static str,
+    /// Documents (every version) tombstoned.
+    pub rows: u64,
 }
 
 impl From<kledger_state::erasure::CopyReport> for Copy {
@@ -126,6 +141,7 @@ fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeRece
         }
         None => (true, true),
     };
+    let (source_copy, sources) = source_copies(api, account, action_id, &mark)?;
     let slack = broker_slack_ms(api);
     let seen = kledger_state::erasure::Seen {
         folded: mark.complete,
@@ -135,6 +151,7 @@ fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeRece
         view_published: !views.view_pending(account)?,
         views_erased: !views.erasure_pending(account),
         vectors: vectors(api, account, &mark)?,
+        sources: source_copy,
         compaction_ms: slack,
         intents_retention_ms: api.config.kafka.intents_retention_ms.max(0) + slack,
     };
@@ -145,9 +162,41 @@ fn receipt(api: &Api, account: &str, action_id: &str) -> Result<Option<PurgeRece
         commit_seq: mark.commit_seq,
         recorded_at: mark.recorded_at,
         rows: mark.rows,
+        sources,
         complete,
         copies: copies.into_iter().map(Copy::from).collect(),
     }))
+}
+
+/// The sources store's copy as [`kledger_state::erasure::Seen::sources`] holds it, and the
+/// documents of each source the purge erased.
+fn source_copies(
+    api: &Api,
+    account: &str,
+    action_id: &str,
+    mark: &kledger_state::PurgeMark,
+) -> Result<(Option<Option<bool>>, Vec<SourceRows>), ApiError> {
+    if !api.config.sources.enabled {
+        return Ok((None, Vec::new()));
+    }
+    let Some(store) = api.sources.as_ref().map(|s| s.get()) else {
+        return Ok((Some(None), Vec::new()));
+    };
+    let Some(seen) = store.purge(account, action_id)? else {
+        return Ok((Some(Some(false)), Vec::new()));
+    };
+    let done =
+        seen.complete && seen.commit_seq >= mark.commit_seq && !store.erasure_pending(account);
+    let rows = kledger_state::SOURCE_ORDER
+        .iter()
+        .zip(seen.by_source)
+        .filter(|(_, n)| *n > 0)
+        .map(|(s, rows)| SourceRows {
+            source: s.as_str(),
+            rows,
+        })
+        .collect();
+    Ok((Some(Some(done)), rows))
 }
 
 /// The vector copy as [`kledger_state::erasure::Seen::vectors`] holds it.
