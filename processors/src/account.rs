@@ -6,7 +6,9 @@ use kledger_schemas::limits::OPS_MAX;
 use kledger_schemas::{Intent, Op, Row};
 
 use crate::ids::GENESIS_HASH;
+use crate::sources::{alias_entity, record_slot};
 use crate::validate::{asserted, occupied_slot, planned_targets};
+use kledger_schemas::{AssertOp, Kind, SubjectScope};
 
 /// An account's head.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,12 +80,28 @@ pub struct Needs {
     pub all_rows: bool,
 }
 
-/// What to load for `intent`. An intent over the op limit needs nothing: it is rejected by
-/// validation before any state is read.
-pub fn needs(intent: &Intent) -> Needs {
+/// What to load for `intent` decided within `limits`. An intent over the op limit needs
+/// nothing: it is rejected by validation before any state is read. Under rules v5 a
+/// third-party or relationship subject needs what resolves it to a person: the people
+/// document of its id, those holding it as an alias, and the owner's.
+pub fn needs(intent: &Intent, limits: &crate::Limits) -> Needs {
     let mut n = Needs::default();
     if intent.ops.len() > OPS_MAX {
         return n;
+    }
+    if let (true, Some(secret)) = (limits.rules >= crate::Rules::V5, limits.secret()) {
+        for (_, a) in asserted(intent) {
+            if let Some(e) = resolved_subject(a) {
+                n.slots.insert(record_slot(Kind::Person, e));
+                n.entities.insert(alias_entity(&crate::ids::alias_key(
+                    secret,
+                    &intent.account_id,
+                    e,
+                )));
+                n.slots
+                    .insert(record_slot(Kind::Person, &intent.tenant.owner_id));
+            }
+        }
     }
     n.rows.extend(planned_targets(intent).map(str::to_owned));
     for (_, a) in asserted(intent) {
@@ -106,4 +124,15 @@ pub fn needs(intent: &Intent) -> Needs {
         }
     }
     n
+}
+
+/// The entity of `a`'s subject that rules v5 resolve to a person: a third-party or
+/// relationship subject's.
+pub fn resolved_subject(a: &AssertOp) -> Option<&str> {
+    matches!(
+        a.subject.scope,
+        SubjectScope::ThirdParty | SubjectScope::UserRelationship
+    )
+    .then_some(a.subject.entity_id.as_deref())
+    .flatten()
 }

@@ -123,6 +123,16 @@ codes! {
     /// An `assert` or `amend` of a source kind (person, conversation, calendar_event,
     /// screen_span): source rows are written by the `source` op only.
     SourceKindReserved = "source_kind_reserved",
+    // ---- rule 1, against the people documents (rules v5; rejected) ----
+    /// A third-party or relationship subject names a person by a name or an email that no
+    /// people document of the account holds: name the person by its person id (or put its
+    /// people document first).
+    UnknownPerson = "unknown_person",
+    /// A subject's entity is an alias several people documents of the account hold.
+    AliasAmbiguous = "alias_ambiguous",
+    /// A subject's entity is an alias of the owner's own people document (the one whose
+    /// person id is the owner id): the owner is the primary user, not a third party.
+    AliasIsOwner = "alias_is_owner",
     // ---- rule 2: idempotency (rejected) ----
     /// The action was committed before with a different payload.
     ActionReused = "action_reused",

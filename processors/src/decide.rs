@@ -206,7 +206,7 @@ pub fn decide(
 /// fails returns, and each rule is a call or a few lines.
 pub fn decide_owned(
     state: &AccountState,
-    owned: Intent,
+    mut owned: Intent,
     meta: &RecordMeta,
     limits: &Limits,
 ) -> Decision {
@@ -265,6 +265,11 @@ pub fn decide_owned(
     if intent.ops.iter().all(|op| matches!(op, Op::Purge(_))) {
         return purge(state, intent, meta, digest, Some(head_moved), limits);
     }
+    // Rule 1 against the account's people documents (rules v5): one entity per person.
+    if let Err(reason) = resolve_subjects(state, &mut owned, limits) {
+        return not_committed(&owned, state, meta, Outcome::Rejected, reason);
+    }
+    let intent = &owned;
     // Rule 3: head, with target revisions (a stale target never blind-writes).
     let mut stale_targets = Vec::new();
     for id in planned_targets(intent) {
@@ -410,6 +415,56 @@ pub fn decide_owned(
             Some(reason),
         )),
     }
+}
+
+/// Rules v5: each third-party or relationship subject of `intent` resolved to a person
+/// ([`sources::resolve`]): kept, rewritten to the person id its alias names, or refused.
+fn resolve_subjects(
+    state: &AccountState,
+    intent: &mut Intent,
+    limits: &Limits,
+) -> Result<(), Reason> {
+    let Some(secret) = limits.secret().filter(|_| limits.rules >= Rules::V5) else {
+        return Ok(());
+    };
+    let Intent {
+        account_id,
+        tenant,
+        ops,
+        ..
+    } = intent;
+    for op in ops.iter_mut() {
+        let a = match op {
+            Op::Assert(a) => a,
+            Op::Amend(a) => &mut a.replacement,
+            _ => continue,
+        };
+        let Some(entity) = crate::account::resolved_subject(a) else {
+            continue;
+        };
+        let key = ids::alias_key(secret, account_id, entity);
+        let reason = match sources::resolve(state, entity, &tenant.owner_id, &key) {
+            sources::Named::Kept => continue,
+            sources::Named::Person(id) => {
+                a.subject.entity_id = Some(id);
+                continue;
+            }
+            sources::Named::Owner => Reason::new(
+                Code::AliasIsOwner,
+                "the subject names the owner by an alias of the owner's people document",
+            ),
+            sources::Named::Ambiguous => Reason::new(
+                Code::AliasAmbiguous,
+                "the subject's alias is held by several people documents: name the person by id",
+            ),
+            sources::Named::Unknown => Reason::new(
+                Code::UnknownPerson,
+                "the subject names a person by a name or email no people document holds: name the person by id",
+            ),
+        };
+        return Err(reason);
+    }
+    Ok(())
 }
 
 /// The identifiers a commit and its receipt repeat.
@@ -558,7 +613,7 @@ impl Creator<'_> {
     fn source(&mut self, index: usize, op: SourceOp, supersedes: &[String]) -> Row {
         let a = sources::as_assert(&op, self.meta.timestamp);
         let mut row = self.created(index, a, supersedes);
-        let record = sources::record_of(op);
+        let record = sources::record_of(op, self.secret, self.ids.account_id);
         let doc = ids::with_buffer(|buf| {
             record.doc.encode(buf);
             ids::to_hex(buf)
@@ -722,6 +777,11 @@ pub fn tombstone(mut row: Row, account_id: &str, limits: &Limits) -> Row {
     );
     if let Some(s) = &mut row.sealed {
         s.ciphertext = Default::default();
+    }
+    // A source row keeps its ids (record id, person ids), as a row keeps its subject.
+    if let Some(rec) = &mut row.record {
+        rec.doc = None;
+        rec.alias_keys.clear();
     }
     row
 }

@@ -93,6 +93,20 @@ impl std::fmt::Debug for LedgerSecret {
 /// The head hash before an account's first commit.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
+/// Hex digits of an alias key.
+pub const ALIAS_KEY_HEX: usize = 32;
+
+/// The key of alias `alias` (a name, a retained name, an email) of a people document of
+/// `account_id`: HMAC-SHA256 under the ledger's secret, its first [`ALIAS_KEY_HEX`] hex
+/// digits. State finds a person by it without holding the name.
+pub fn alias_key(secret: &LedgerSecret, account_id: &str, alias: &str) -> String {
+    let mut h = FieldHasher::new("kledger.alias.v1");
+    h.str(account_id).str(alias);
+    let mut hex = to_hex(&h.finish_keyed(secret));
+    hex.truncate(ALIAS_KEY_HEX);
+    hex
+}
+
 /// A SHA-256 over length-prefixed fields. Fields are gathered in a buffer and hashed in one
 /// call (the digest is the same as hashing them one by one, with less per-call overhead); the
 /// buffer is one of the thread's scratch buffers, given back when the hasher is dropped.

@@ -10,7 +10,10 @@
 //! document is found under its [`record_slot`] in the slots state, like a slot's occupant; a
 //! newer document supersedes it in the same commit.
 
+use kledger_schemas::PersonDoc;
 use kledger_schemas::avro::AvroCodec;
+
+use crate::ids::{self, LedgerSecret};
 use kledger_schemas::{
     AssertOp, AssertionClass, Extractor, Intent, Kind, Op, OwnerKind, PlannedAgainst, Row,
     Sensitivity, Source, SourceDoc, SourceKind, SourceOp, SourceRecord, Subject, SubjectScope,
@@ -75,12 +78,101 @@ pub fn as_assert(op: &SourceOp, record_time: i64) -> AssertOp {
     }
 }
 
-/// The record a `source` op's row carries.
-pub fn record_of(op: SourceOp) -> SourceRecord {
+/// The record a `source` op's row carries; a people document's aliases keyed with `secret`
+/// (a ledger without one keeps none).
+pub fn record_of(op: SourceOp, secret: Option<&LedgerSecret>, account_id: &str) -> SourceRecord {
+    let alias_keys = match (&op.doc, secret) {
+        (SourceDoc::Person(p), Some(secret)) => {
+            let mut keys: Vec<String> = aliases(p)
+                .map(|a| ids::alias_key(secret, account_id, a))
+                .collect();
+            keys.sort_unstable();
+            keys.dedup();
+            keys
+        }
+        _ => Vec::new(),
+    };
     SourceRecord {
         record_id: op.doc.record_id().to_owned(),
         person_ids: op.doc.person_ids().to_vec(),
+        alias_keys,
         doc: Some(op.doc),
+    }
+}
+
+/// A people document's aliases: its names, retained names and emails.
+pub fn aliases(p: &PersonDoc) -> impl Iterator<Item = &str> {
+    p.names
+        .iter()
+        .chain(&p.retained_names)
+        .chain(&p.emails)
+        .map(String::as_str)
+}
+
+/// The subject-index entity under which people documents holding the alias of key `key` are
+/// found (`@alias:` then the key: no entity id begins with `@`).
+pub fn alias_entity(key: &str) -> String {
+    format!("@alias:{key}")
+}
+
+/// Whether an entity id that names no person and no alias may stand as an entity id (rules
+/// v5): it has a kind (`kind:id` or `kind_id`), no spaces and no `@` — a name or an email is
+/// no entity id.
+pub fn entity_id_like(entity: &str) -> bool {
+    entity.contains([':', '_']) && !entity.contains('@') && !entity.chars().any(char::is_whitespace)
+}
+
+/// What a third-party or relationship subject names under rules v5.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Named {
+    /// A current people document's id, or an entity id that is no alias: kept.
+    Kept,
+    /// An exact alias of one person: that person's id.
+    Person(String),
+    /// An alias of the owner's own people document.
+    Owner,
+    /// An alias several people hold.
+    Ambiguous,
+    /// A name or email no people document holds.
+    Unknown,
+}
+
+/// Resolves subject entity `entity` of `state`'s account ([`crate::account::needs`] loaded
+/// what it reads): the people document of that id, the people documents holding it as an
+/// alias, and the owner's (`owner_id`).
+pub fn resolve(state: &crate::AccountState, entity: &str, owner_id: &str, key: &str) -> Named {
+    if state.slots.contains_key(&record_slot(Kind::Person, entity)) {
+        return Named::Kept;
+    }
+    let owner = state.slots.get(&record_slot(Kind::Person, owner_id));
+    let mut holders: Vec<&Row> = state
+        .entities
+        .get(&alias_entity(key))
+        .into_iter()
+        .flatten()
+        .filter_map(|id| state.rows.get(id))
+        .filter(|r| {
+            r.kind == Kind::Person
+                && r.status == kledger_schemas::Status::Active
+                && r.record
+                    .as_ref()
+                    .is_some_and(|rec| rec.alias_keys.iter().any(|k| k == key))
+        })
+        .collect();
+    holders.dedup_by(|a, b| a.memory_id == b.memory_id);
+    if holders.iter().any(|r| Some(&r.memory_id) == owner) {
+        return Named::Owner;
+    }
+    match holders.as_slice() {
+        [one] => Named::Person(
+            one.record
+                .as_ref()
+                .map(|r| r.record_id.clone())
+                .unwrap_or_default(),
+        ),
+        [_, _, ..] => Named::Ambiguous,
+        [] if entity_id_like(entity) => Named::Kept,
+        [] => Named::Unknown,
     }
 }
 

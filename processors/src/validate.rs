@@ -18,7 +18,7 @@ type Check = Result<(), Reason>;
 /// Which version of the rules a decision applies (rule 1, validation, since v2; rule 7, the
 /// purge's tombstone, since v3): part of the decision, like the record budget (replay verify
 /// must run with the processor's). A ledger keeps the version its history was decided under
-/// (`limits.rules = "v1"`, `"v2"` or `"v3"`); new ledgers take v4, the default. Each version keeps
+/// (`limits.rules = "v1"` to `"v4"`); new ledgers take v5, the default. Each version keeps
 /// every change of the ones before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
@@ -38,8 +38,15 @@ pub enum Rules {
     /// per row, which a purge destroys; [`crate::seal`]), memory ids, content hashes and intent
     /// digests are keyed with the ledger's secret, and the head hash covers content MACs and
     /// not the intent's partition or offset ([`kledger_schemas::Form::Hashed`]).
-    #[default]
     V4,
+    /// v4, plus one entity per person: a third-party or relationship subject's entity is
+    /// resolved against the account's people documents at ingest — a person id stays, an
+    /// exact alias of one person becomes that person's id, an alias of several
+    /// (`alias_ambiguous`) or of the owner (`alias_is_owner`) is rejected, and anything else
+    /// must be an entity id (`kind:id` or `kind_id`, no spaces, no `@`) or is rejected
+    /// (`unknown_person`): a name or an email is never an entity ([`crate::sources::resolve`]).
+    #[default]
+    V5,
 }
 
 /// Whether `c` hides or reorders text when it is shown (refused by rules v2): bidi marks,
@@ -570,7 +577,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     }
     match rules {
         Rules::V1 => Ok(()),
-        Rules::V2 | Rules::V3 | Rules::V4 => texts(intent),
+        Rules::V2 | Rules::V3 | Rules::V4 | Rules::V5 => texts(intent),
     }
 }
 

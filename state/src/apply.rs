@@ -183,13 +183,15 @@ fn unkeyed(intent: &Intent) -> bool {
     intent.account_id.len() > ACCOUNT_BYTES_MAX || intent.action_id.len() > 4 * ACTION_ID_CHARS_MAX
 }
 
-/// Loads the account state `decide` reads for `intent` on partition `p`.
+/// Loads the account state `decide` reads for `intent` on partition `p`, decided within
+/// `limits`.
 pub fn load<R: StateRead + ?Sized>(
     r: &R,
     p: i32,
     intent: &Intent,
+    limits: &Limits,
 ) -> Result<AccountState, StateError> {
-    load_opened(r, p, intent, &mut Opened::default())
+    load_opened(r, p, intent, limits, &mut Opened::default())
 }
 
 /// [`load`], keeping in `opened` the data keys it read to open rows.
@@ -197,6 +199,7 @@ fn load_opened<R: StateRead + ?Sized>(
     r: &R,
     p: i32,
     intent: &Intent,
+    limits: &Limits,
     opened: &mut Opened,
 ) -> Result<AccountState, StateError> {
     let acct = intent.account_id.as_str();
@@ -214,7 +217,11 @@ fn load_opened<R: StateRead + ?Sized>(
     )? {
         s.action = Some(keys::parse_action(&v)?);
     }
-    let n = needs(intent);
+    let n = needs(intent, limits);
+    let has_source = intent
+        .ops
+        .iter()
+        .any(|op| matches!(op, kledger_schemas::Op::Source(_)));
     // Only the targets of a commit that changes them are opened (a purge changes content to
     // nothing: it opens none).
     let open = !purges_only(intent);
@@ -228,7 +235,7 @@ fn load_opened<R: StateRead + ?Sized>(
             let id = String::from_utf8(v).map_err(|_| StateError::Corrupt("slot value".into()))?;
             // A source document's current version is superseded by the new one: opened, so
             // its superseded version keeps its content.
-            let opens = slot.starts_with('@').then_some(&mut *opened);
+            let opens = (slot.starts_with('@') && has_source).then_some(&mut *opened);
             if !s.rows.contains_key(&id)
                 && let Some(row) = row(r, p, acct, &id, opens)?
             {
@@ -305,7 +312,13 @@ impl<'a, S: StateRead + ?Sized> Applier<'a, S> {
         meta: &RecordMeta,
     ) -> Result<Decision, StateError> {
         let mut opened = Opened::default();
-        let state = load_opened(&self.overlay, meta.partition, &intent, &mut opened)?;
+        let state = load_opened(
+            &self.overlay,
+            meta.partition,
+            &intent,
+            &self.limits,
+            &mut opened,
+        )?;
         let unkeyed = unkeyed(&intent);
         let mut decision = decide_owned(&state, intent, meta, &self.limits);
         if decision.commits.iter().any(|c| c.keyed) {

@@ -1,6 +1,7 @@
 //! The fold: how one commit changes state. Live apply and restore both use it, so state always
 //! equals fold(outbox).
 
+use kledger_processors::sources::alias_entity;
 use kledger_processors::{ActionEntry, Head, ids};
 use kledger_schemas::avro::{AvroCodec, SchemaLookup, decode};
 use kledger_schemas::{Commit, Status};
@@ -137,6 +138,13 @@ pub fn fold_onto<S: StateRead + ?Sized>(
             k.extend_from_slice(row.memory_id.as_bytes());
             writes.push((Cf::Subjects, k, Some(Vec::new())));
         }
+        // A current people document is found by each of its alias keys; the version it
+        // replaces (or the document a purge erases) no longer is.
+        for (key, current) in alias_entries(o, p, acct, row)? {
+            let mut k = keys::subject_prefix(p, acct, &alias_entity(&key))?;
+            k.extend_from_slice(row.memory_id.as_bytes());
+            writes.push((Cf::Subjects, k, current.then(Vec::new)));
+        }
         // A tombstone names the data key its purge destroys (rules v4): gone from state now,
         // and queued for a tombstone on the keys topic; so is every other key state holds
         // for the row (an old owner's second sealing of one decision).
@@ -194,6 +202,34 @@ pub fn fold_onto<S: StateRead + ?Sized>(
     }
     *head = new_head;
     Ok(Folded::Applied)
+}
+
+/// The alias keys of people document `row` to index (`true`: it is current) or to drop
+/// (`false`: the version state holds, which `row` supersedes or tombstones).
+fn alias_entries<S: StateRead + ?Sized>(
+    o: &Overlay<'_, S>,
+    p: i32,
+    acct: &str,
+    row: &kledger_schemas::Row,
+) -> Result<Vec<(String, bool)>, StateError> {
+    if row.kind != kledger_schemas::Kind::Person {
+        return Ok(Vec::new());
+    }
+    if row.status == Status::Active {
+        let keys = row.record.iter().flat_map(|r| r.alias_keys.iter());
+        return Ok(keys.map(|k| (k.clone(), true)).collect());
+    }
+    let Some(v) = o.get(Cf::Rows, &keys::child(p, acct, row.memory_id.as_bytes())?)? else {
+        return Ok(Vec::new());
+    };
+    let before = kledger_schemas::Row::decode(&mut kledger_schemas::avro::Reader::new(&v))
+        .map_err(|e| StateError::Corrupt(format!("row {}: {e}", row.memory_id)))?;
+    Ok(before
+        .record
+        .into_iter()
+        .flat_map(|r| r.alias_keys)
+        .map(|k| (k, false))
+        .collect())
 }
 
 /// Restores one outbox record of partition `p` at `offset`: decodes it, checks it belongs to

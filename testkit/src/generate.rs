@@ -212,8 +212,20 @@ impl Generator {
             }
             5..=7 => fact(&format!("Likes {}", self.pick(LIKES))),
             _ => {
-                let who = *self.pick(PEOPLE);
-                third_party(who, &format!("{who} works at {}", self.pick(EMPLOYERS)))
+                let mut who = (*self.pick(PEOPLE)).to_owned();
+                // With source documents in the stream, some facts name people by an alias
+                // (rules v5 resolve it, or refuse it: unknown, ambiguous, the owner's).
+                if self.cfg.source_pct > 0 && self.pct(30) {
+                    let name = who.trim_start_matches("person_").to_owned();
+                    who = match self.rng.random_range(0..5) {
+                        0 => name,
+                        1 => format!("{name}@example.com"),
+                        2 => "sam".into(),
+                        3 => "me".into(),
+                        _ => "Someone New".into(),
+                    };
+                }
+                third_party(&who, &format!("{who} works at {}", self.pick(EMPLOYERS)))
             }
         };
         self.decorate(&mut op);
@@ -271,7 +283,7 @@ impl Generator {
 
     /// A source document about the stream's people, from a small pool of ids (so newer
     /// versions replace older ones).
-    fn random_source(&mut self) -> SourceDoc {
+    fn random_source(&mut self, account: &str) -> SourceDoc {
         let id = self.rng.random_range(0..4);
         let start = self.time - self.rng.random_range(0..86_400_000i64);
         let people: Vec<String> = PEOPLE
@@ -281,12 +293,27 @@ impl Generator {
             .collect();
         match self.rng.random_range(0..4) {
             0 => {
-                let p = *self.pick(PEOPLE);
+                // The owner's own people document now and then (its names are the owner's).
+                let owner = account.rsplit('/').next().unwrap_or_default();
+                let p = if self.pct(15) {
+                    owner
+                } else {
+                    *self.pick(PEOPLE)
+                };
+                let name = p.trim_start_matches("person_");
                 SourceDoc::Person(PersonDoc {
                     person_id: p.to_owned(),
-                    names: vec![p.trim_start_matches("person_").to_owned()],
-                    retained_names: Vec::new(),
-                    emails: vec![format!("{}@example.com", p.trim_start_matches("person_"))],
+                    names: vec![if p == owner {
+                        "me".into()
+                    } else {
+                        name.to_owned()
+                    }],
+                    retained_names: if self.pct(40) {
+                        vec!["sam".into()]
+                    } else {
+                        Vec::new()
+                    },
+                    emails: vec![format!("{name}@example.com")],
                 })
             }
             1 => SourceDoc::Conversation(ConversationDoc {
@@ -326,7 +353,7 @@ impl Generator {
     fn fresh(&mut self, account: &str, action: String) -> Intent {
         if self.pct(self.cfg.source_pct) {
             let op = SourceOp {
-                doc: self.random_source(),
+                doc: self.random_source(account),
                 visibility: Visibility::Private,
                 acl: Acl::default(),
             };

@@ -150,7 +150,8 @@ pub fn max_assert(kind: Kind) -> AssertOp {
         slot: (kind == Kind::Fact).then(|| longest_slot().to_owned()),
         subject: Subject {
             scope: SubjectScope::ThirdParty,
-            entity_id: Some(wide(SHORT_CHARS_MAX)),
+            // An entity id with a kind (rules v5 take no bare name as an entity).
+            entity_id: Some(format!("person:{}", wide(SHORT_CHARS_MAX - 7))),
         },
         valid_from: None,
         valid_to: Some(TIME_MAX),

@@ -111,7 +111,11 @@ impl Model {
                 Err(r) => return r,
             }
         } else {
-            match write(acct, intent, timestamp, seq, &self.limits) {
+            let resolved = match resolve(acct, intent, &self.limits) {
+                Ok(i) => i,
+                Err(r) => return r,
+            };
+            match write(acct, &resolved, timestamp, seq, &self.limits) {
                 Ok(rows) => {
                     if over_budget(intent, &rows, &self.limits) {
                         return result(Outcome::Rejected, "commit_too_large");
@@ -141,6 +145,66 @@ impl Model {
             rows,
         }
     }
+}
+
+/// Rules v5, by scanning the account's rows: each third-party or relationship subject names
+/// a current people document's id (kept), an alias of exactly one (rewritten to its id), an
+/// alias of the owner's or of several (refused), or else must be an entity id with a kind (no
+/// spaces, no `@`).
+fn resolve(acct: &Account, intent: &Intent, limits: &Limits) -> Result<Intent, ModelResult> {
+    let mut intent = intent.clone();
+    if limits.rules < kledger_processors::Rules::V5 || limits.secret().is_none() {
+        return Ok(intent);
+    }
+    let people: Vec<&kledger_schemas::PersonDoc> = acct
+        .rows
+        .iter()
+        .filter(|r| r.status == Status::Active && r.kind == Kind::Person)
+        .filter_map(
+            |r| match r.record.as_ref().and_then(|rec| rec.doc.as_ref()) {
+                Some(kledger_schemas::SourceDoc::Person(p)) => Some(p),
+                _ => None,
+            },
+        )
+        .collect();
+    let owner = intent.tenant.owner_id.clone();
+    for op in &mut intent.ops {
+        let a = match op {
+            Op::Assert(a) => a,
+            Op::Amend(a) => &mut a.replacement,
+            _ => continue,
+        };
+        if !matches!(
+            a.subject.scope,
+            SubjectScope::ThirdParty | SubjectScope::UserRelationship
+        ) {
+            continue;
+        }
+        let Some(e) = a.subject.entity_id.clone() else {
+            continue;
+        };
+        if people.iter().any(|p| p.person_id == e) {
+            continue;
+        }
+        let holders: Vec<&&kledger_schemas::PersonDoc> = people
+            .iter()
+            .filter(|p| {
+                p.names.contains(&e) || p.retained_names.contains(&e) || p.emails.contains(&e)
+            })
+            .collect();
+        if holders.iter().any(|p| p.person_id == owner) {
+            return Err(result(Outcome::Rejected, "alias_is_owner"));
+        }
+        match holders.as_slice() {
+            [one] => a.subject.entity_id = Some(one.person_id.clone()),
+            [_, _, ..] => return Err(result(Outcome::Rejected, "alias_ambiguous")),
+            [] if (e.contains(':') || e.contains('_'))
+                && !e.contains('@')
+                && !e.chars().any(char::is_whitespace) => {}
+            [] => return Err(result(Outcome::Rejected, "unknown_person")),
+        }
+    }
+    Ok(intent)
 }
 
 /// Whether one commit of `rows` may be larger than the record budget (by the specified bound).
@@ -362,9 +426,22 @@ fn write(
                     Some(&key),
                     &new.subject,
                 );
+                let mut alias_keys: Vec<String> = match (&src.doc, limits.secret()) {
+                    (kledger_schemas::SourceDoc::Person(p), Some(secret)) => p
+                        .names
+                        .iter()
+                        .chain(&p.retained_names)
+                        .chain(&p.emails)
+                        .map(|a| ids::alias_key(secret, &intent.account_id, a))
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                alias_keys.sort();
+                alias_keys.dedup();
                 new.record = Some(kledger_schemas::SourceRecord {
                     record_id: src.doc.record_id().to_owned(),
                     person_ids: src.doc.person_ids().to_vec(),
+                    alias_keys,
                     doc: Some(src.doc.clone()),
                 });
                 let new_id = new.memory_id.clone();
@@ -525,6 +602,7 @@ fn purge(
         row.embedding = None;
         if let Some(rec) = &mut row.record {
             rec.doc = None;
+            rec.alias_keys.clear();
         }
         for e in &mut row.evidence {
             e.locator = Default::default();

@@ -164,8 +164,12 @@ fn every_code_has_a_test_case() {
         Code::CommitTooLarge,
         // The processor's answer to a commit the broker refuses (topology/tests/kafka_mock.rs).
         Code::RecordRefused,
-        // Rules v3 and a source document (testkit/tests/sources.rs).
+        // Rules v3 and a source document, and the people documents' rules v5
+        // (testkit/tests/sources.rs).
         Code::SourceUnsupported,
+        Code::UnknownPerson,
+        Code::AliasAmbiguous,
+        Code::AliasIsOwner,
     ];
     let covered = invalid::covered_codes();
     for code in Code::ALL {

@@ -833,3 +833,86 @@ fn replay_and_rebuild_are_exact() {
     );
     assert_eq!(one.rows(A, 1_000).unwrap().len(), 6);
 }
+
+#[test]
+fn one_entity_per_person_aliases_resolve_at_ingest() {
+    let mut w = marias();
+    w.put(A, person("u_maria", &["Maria", "Mia"], &[]));
+    w.put(A, person("person:alex_1", &["Alex"], &[]));
+    w.put(A, person("person:alex_2", &["Alex"], &[]));
+    let mut entity_of = |who: &str| -> Result<String, String> {
+        let d = w.decide(intent(
+            A,
+            &format!("about-{who}"),
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(third_party(who, "Works at Acme"))],
+        ));
+        match d.outcome() {
+            Outcome::Committed => Ok(d.commits[0].ops[0]
+                .row
+                .subject
+                .entity_id
+                .clone()
+                .unwrap_or_default()),
+            _ => Err(d.receipt.code.clone().unwrap_or_default()),
+        }
+    };
+    // A person id stays; an exact alias becomes the person's id.
+    assert_eq!(entity_of("person:ana"), Ok("person:ana".into()));
+    assert_eq!(entity_of("Ana"), Ok("person:ana".into()));
+    assert_eq!(entity_of("Ana Souza"), Ok("person:ana".into()));
+    assert_eq!(entity_of("ana@example.com"), Ok("person:ana".into()));
+    // Refused: an alias of several, of the owner, a name or email nobody holds.
+    assert_eq!(entity_of("Alex"), Err("alias_ambiguous".into()));
+    assert_eq!(entity_of("Mia"), Err("alias_is_owner".into()));
+    assert_eq!(entity_of("Nobody Here"), Err("unknown_person".into()));
+    assert_eq!(entity_of("Bob"), Err("unknown_person".into()));
+    assert_eq!(entity_of("bob@example.com"), Err("unknown_person".into()));
+    // Entity ids with a kind stay, people documents or not.
+    assert_eq!(entity_of("org:acme"), Ok("org:acme".into()));
+    assert_eq!(entity_of("person_kim"), Ok("person_kim".into()));
+    // What was written by alias is on the person's timeline.
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve(dir.path(), Config::default(), None);
+    let a = timeline(&api, &owner(A), "person:ana", "ledger");
+    assert_eq!(
+        a.items
+            .iter()
+            .filter(|i| i.content == "Works at Acme")
+            .count(),
+        4
+    );
+
+    // A ledger decided under rules v4 keeps deciding as before: the name is the entity.
+    let mut old = Ledger::with_limits(
+        PARTITIONS,
+        Limits {
+            rules: Rules::V4,
+            ..Limits::default()
+        },
+    );
+    old.apply(&IntentRecord {
+        timestamp: T0,
+        partition: None,
+        offset: None,
+        intent: put_intent(A, person("person:ana", &["Ana"], &[])),
+    });
+    let d = old.apply(&IntentRecord {
+        timestamp: T0 + 1,
+        partition: None,
+        offset: None,
+        intent: intent(
+            A,
+            "v4-fact",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(third_party("Ana", "Works at Acme"))],
+        ),
+    });
+    assert_eq!(d.outcome(), Outcome::Committed);
+    assert_eq!(
+        d.commits[0].ops[0].row.subject.entity_id.as_deref(),
+        Some("Ana")
+    );
+}

@@ -40,8 +40,11 @@ pub enum RulesVersion {
     V3,
     /// v3, and crypto-shredding: rows sealed under data keys a purge destroys, ids and hashes
     /// keyed with the ledger's secret, a head hash independent of the topic layout.
-    #[default]
     V4,
+    /// v4, and one entity per person: third-party subjects resolved to people documents at
+    /// ingest.
+    #[default]
+    V5,
 }
 
 impl Default for LimitsConfig {
@@ -61,6 +64,7 @@ impl LimitsConfig {
             RulesVersion::V2 => kledger_processors::Rules::V2,
             RulesVersion::V3 => kledger_processors::Rules::V3,
             RulesVersion::V4 => kledger_processors::Rules::V4,
+            RulesVersion::V5 => kledger_processors::Rules::V5,
         }
     }
 

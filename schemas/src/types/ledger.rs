@@ -288,6 +288,7 @@ impl Row {
                 write_long(out, 1);
                 rec.record_id.encode(out);
                 rec.person_ids.encode(out);
+                rec.alias_keys.encode(out);
                 write_long(out, 0);
             }
             (Form::Wire, record) => record.encode(out),
@@ -296,6 +297,7 @@ impl Row {
             (Form::Hashed, Some(rec)) => {
                 rec.record_id.encode(out);
                 rec.person_ids.encode(out);
+                rec.alias_keys.encode(out);
             }
         }
     }

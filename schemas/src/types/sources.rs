@@ -381,6 +381,11 @@ pub struct SourceRecord {
     /// The people it is joined to.
     #[serde(default)]
     pub person_ids: Vec<String>,
+    /// A people document's aliases (names, retained names, emails) as keys keyed with the
+    /// ledger's secret (`kledger_processors::ids::alias_key`): what resolves an alias at
+    /// ingest without any name in the clear. Empty in a tombstone.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub alias_keys: Vec<String>,
     /// The document (content-bearing).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub doc: Option<SourceDoc>,
@@ -391,6 +396,7 @@ impl AvroCodec for SourceRecord {
     fn encode(&self, out: &mut Vec<u8>) {
         self.record_id.encode(out);
         self.person_ids.encode(out);
+        self.alias_keys.encode(out);
         match &self.doc {
             None => write_long(out, 0),
             Some(d) => {
@@ -402,6 +408,7 @@ impl AvroCodec for SourceRecord {
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let record_id = AvroCodec::decode(r)?;
         let person_ids = AvroCodec::decode(r)?;
+        let alias_keys = AvroCodec::decode(r)?;
         let doc = match r.read_union_index(5)? {
             0 => None,
             branch => Some(SourceDoc::decode_branch(branch - 1, r)?),
@@ -409,6 +416,7 @@ impl AvroCodec for SourceRecord {
         Ok(Self {
             record_id,
             person_ids,
+            alias_keys,
             doc,
         })
     }

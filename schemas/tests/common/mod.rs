@@ -189,8 +189,8 @@ pub(crate) fn source_doc() -> impl Strategy<Value = SourceDoc> {
 }
 
 prop_compose! {
-    pub fn source_record()(record_id in s(), person_ids in strings(), doc in option::of(source_doc())) -> SourceRecord {
-        SourceRecord { record_id, person_ids, doc }
+    pub fn source_record()(record_id in s(), person_ids in strings(), alias_keys in strings(), doc in option::of(source_doc())) -> SourceRecord {
+        SourceRecord { record_id, person_ids, alias_keys, doc }
     }
 }
 
