@@ -52,11 +52,16 @@ fn http(port: u16, method: &str, path: &str, token: &str, body: &str) -> (u16, V
     (status, serde_json::from_str(&body).unwrap_or(Value::Null))
 }
 
-/// Polls `path` until `done` holds of its answer (60 s at most).
+/// Polls `path` as Alice until `done` holds of its answer (60 s at most).
 fn until(port: u16, path: &str, done: impl Fn(&Value) -> bool) -> Value {
+    until_as(port, ALICE, path, done)
+}
+
+/// Polls `path` with `token` until `done` holds of its answer (60 s at most).
+fn until_as(port: u16, token: &str, path: &str, done: impl Fn(&Value) -> bool) -> Value {
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
-        let (status, v) = http(port, "GET", path, ALICE, "");
+        let (status, v) = http(port, "GET", path, token, "");
         if status == 200 && done(&v) {
             return v;
         }
@@ -310,4 +315,92 @@ fn sources_in_timeline_out_and_purged_everywhere() {
     let v = until(port, "/v1/entities/Zoe/timeline?sources=calendar", |_| true);
     assert_eq!(v["person"]["person_id"], "person:zoe", "{v}");
     drop(running);
+}
+
+/// The README's example, as it is written there: a fact about Dana and three source
+/// documents posted with the demo's token, then Dana's timeline over three sources by alias.
+#[test]
+fn the_readme_example_shows_one_person_across_three_sources() {
+    const DEMO: &str = "demo-token-u-alice-0001";
+    let readme = include_str!("../../README.md");
+    let b = TestBroker::start();
+    let dir = tempfile::tempdir().unwrap();
+    let mut c = config(&b.bootstrap, dir.path(), 4, "sources-readme");
+    c.vectors.enabled = false;
+    let port = kledger_topology::kafka::embedded::free_port().unwrap();
+    c.http.listen = format!("127.0.0.1:{port}");
+    c.api
+        .principals
+        .insert("demo".into(), principal(DEMO, "u_alice"));
+    create_topics(&b, &c);
+    let _running = Guard(Some(b.rt.block_on(app::start(c.clone())).unwrap()), &b);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while get(port, "/readyz").map(|(s, _)| s) != Some(200) {
+        assert!(Instant::now() < deadline, "never ready");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let examples = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/sources");
+    for (path, file) in [
+        ("intents", "fact.json"),
+        ("sources/people", "person.json"),
+        ("sources/conversations", "conversation.json"),
+        ("sources/calendar", "event.json"),
+    ] {
+        let line = format!("\"$A/{path}?wait_ms=5000\" -d @examples/sources/{file}");
+        assert!(readme.contains(&line), "README lacks {line}");
+        let body = std::fs::read_to_string(format!("{examples}/{file}")).unwrap();
+        let (status, v) = http(
+            port,
+            "POST",
+            &format!("/v1/{path}?wait_ms=30000"),
+            DEMO,
+            &body,
+        );
+        assert_eq!(v["receipt"]["outcome"], "committed", "{file}: {status} {v}");
+    }
+    let query = "/v1/entities/Dana/timeline?sources=ledger,conversations,calendar";
+    assert!(
+        readme.contains(&format!("\"$A{}\"", &query[3..])),
+        "README lacks the query"
+    );
+    let v = until_as(port, DEMO, query, |v| sources_of(v).len() == 3);
+    let shown: Vec<(&str, &str)> = v["items"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|i| {
+            (
+                i["source"].as_str().unwrap(),
+                i["content"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("ledger", "Dana leads the Q3 launch"),
+            ("conversations", "Planned the Q3 launch review with Dana"),
+            ("calendar", "Q3 launch review"),
+        ]
+    );
+    for (source, content) in &shown {
+        assert!(
+            readme.contains(&format!("\"source\":\"{source}\"")) && readme.contains(content),
+            "README does not show {source}: {content}"
+        );
+    }
+    assert_eq!(v["person"]["person_id"], "person_dana", "{v}");
+    assert!(
+        readme.contains(r#""person":{"state":"resolved","person_id":"person_dana","by":"alias"}"#)
+    );
+    let text = v.to_string();
+    for hidden in [
+        "Thursday",
+        "burn-down",
+        "person_lee",
+        "dana@example.com",
+        "Dana Park",
+    ] {
+        assert!(!text.contains(hidden), "{hidden} in {text}");
+    }
 }
