@@ -24,7 +24,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = {"search_knowledge", "read_playbook", "get_entity_timeline", "get_profile", "remember"}
+TOOLS = {"search_knowledge", "read_playbook", "get_entity_timeline", "get_profile", "remember", "search_conversations"}
 
 
 def say(step, **fields):
@@ -69,6 +69,10 @@ async def tour(session, label):
     timeline, error = await call(session, "get_entity_timeline", entity="user", limit=5)
     check(not error and timeline["items"], "get_entity_timeline", answer=timeline)
     say("get_entity_timeline", session=label, items=len(timeline["items"]))
+    # Bounded conversation retrieval is off unless the deployment enables it.
+    found, error = await call(session, "search_conversations", query="the trip")
+    off = error and "conversation_retrieval_off" in json.dumps(found)
+    say("search_conversations", session=label, off=bool(off), answer=found if not off else None)
     playbook = None
     index = profile.get("playbook_index", "")
     if index:

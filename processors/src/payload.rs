@@ -20,6 +20,9 @@ pub fn collection_name(kind: &str, dim: usize, version: u32) -> String {
     format!("cm_{kind}_{dim}_v{version}")
 }
 
+/// The ledger's own kinds: what a search without a kinds filter looks among.
+pub const LEDGER_KINDS: &[Kind] = &[Kind::Fact, Kind::Document, Kind::Trigger];
+
 /// What the index does with a row.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Placement {
@@ -29,12 +32,15 @@ pub enum Placement {
     Delete,
 }
 
-/// Where a row goes. Source rows (people, conversations, calendar, screen) are no ledger
-/// knowledge: search never finds them, so the index holds none.
+/// Where a row goes. Of the source rows only conversations are indexed (their summaries, for
+/// bounded conversation retrieval; search_knowledge filters them out by kind); people,
+/// calendar and screen rows never are.
 pub fn placement(row: &Row) -> Placement {
+    let unindexed_source = kledger_schemas::SourceKind::of(row.kind).is_some()
+        && row.kind != kledger_schemas::Kind::Conversation;
     if row.status == Status::Tombstoned
         || row.sensitivity.level == SensitivityLevel::Restricted
-        || kledger_schemas::SourceKind::of(row.kind).is_some()
+        || unindexed_source
     {
         Placement::Delete
     } else {
@@ -251,10 +257,14 @@ pub fn access_filter_of(
     if active_only {
         must.push(is("status", Status::Active.as_str()));
     }
-    if !kinds.is_empty() {
-        let k: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
-        must.push(json!({"key": "kind", "match": {"any": k}}));
-    }
+    // No kinds named: the ledger's own (conversation summaries share the collection).
+    let kinds = if kinds.is_empty() {
+        LEDGER_KINDS
+    } else {
+        kinds
+    };
+    let k: Vec<&str> = kinds.iter().map(|k| k.as_str()).collect();
+    must.push(json!({"key": "kind", "match": {"any": k}}));
     if p.tenant_id != account.tenant_id {
         // Nothing crosses tenants: a condition no point meets.
         must.push(is("tenant_id", &p.tenant_id));

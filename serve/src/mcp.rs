@@ -34,6 +34,7 @@ use rmcp::{RoleServer, ServerHandler, schemars, tool, tool_handler, tool_router}
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 
+use super::api::conversations::ConversationQuery;
 use super::api::read::{ProfileParams, after_wait, blocking};
 use super::api::search::SearchRequest;
 use super::api::timeline::TimelineParams;
@@ -101,7 +102,12 @@ macro_rules! read_at {
         }
     )*};
 }
-read_at!(SearchRequest, ProfileParams, TimelineParams);
+read_at!(
+    SearchRequest,
+    ProfileParams,
+    TimelineParams,
+    ConversationQuery
+);
 
 /// `read_playbook`'s arguments: the id `GET /v1/playbooks/{id}` takes in its path, and its
 /// query.
@@ -260,6 +266,25 @@ impl McpServer {
                     ..a
                 },
             )
+        })
+        .await
+    }
+
+    #[tool(
+        description = "Bounded conversation retrieval (when the deployment enables it; off by default): for a question the ledger does not answer, the conversations whose summaries match `query` literally or by meaning, narrowed to one person (`entity`: a person id or an exact alias) and/or one UTC day (`date`, YYYY-MM-DD; a date or a person alone lists that day's or person's conversations). One reformulation is tried before it reports `no_result`. Each conversation comes with at most three transcript snippets that hold a term of the query, or else its first 24 segments — never more. Only what the caller may read."
+    )]
+    async fn search_conversations(
+        &self,
+        ctx: RequestContext<RoleServer>,
+        Parameters(a): Parameters<ConversationQuery>,
+    ) -> Result<CallToolResult, rmcp::ErrorData> {
+        let at = a.at();
+        self.read(&ctx, at, false, move |api, p, min| {
+            let q = ConversationQuery {
+                min_commit_seq: min,
+                ..a
+            };
+            super::api::conversations::search_conversations(api, p, &q)
         })
         .await
     }
@@ -662,5 +687,6 @@ mod tests {
         );
         // The agent names the timeline's sources on MCP as on HTTP.
         assert!(tool("get_entity_timeline").contains("sources"));
+        assert_eq!(tool("search_conversations"), of::<ConversationQuery>());
     }
 }

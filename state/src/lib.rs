@@ -39,7 +39,7 @@ pub use rocks::{Erasures, RocksConfig, RocksSizes, RocksStore};
 pub use store::{
     Layered, Overlay, StateRead, StateStore, WriteSet, digest, digest_keys, ledger_digest,
 };
-pub use views::{AccountMark, Lane, PurgeMark, SOURCE_ORDER, ViewBatch, ViewStore};
+pub use views::{ALL_PEOPLE, AccountMark, Lane, PurgeMark, SOURCE_ORDER, ViewBatch, ViewStore};
 
 /// State errors, by who must act.
 #[derive(Debug, thiserror::Error)]

@@ -19,8 +19,9 @@
 //!   `known_at`, need the time of the commit that wrote it).
 //! - `sources` (the sources lane only): account, source, person id, start, memory_id → ∅ for
 //!   every current source row and each person it joins (a people document: its own id, start
-//!   0), so a source's entries about one person are one prefix scan in time order, and an
-//!   account's people are one scan of `people`.
+//!   0; every other document also under `*`), so a source's entries about one person, or all
+//!   of them, are one prefix scan in time order, and an account's people are one scan of
+//!   `people`.
 //! - `keys`, `keys_next`: the data keys that open sealed rows (rules v4; [`crate::keycache`]).
 //!   Rows are stored sealed, as the outbox holds them; reads open them with these keys, and a
 //!   folded purge destroys the keys it names.
@@ -70,6 +71,10 @@ const CFS: [&str; 11] = [
     "sources",
 ];
 
+/// The `sources` entries of every conversation, event or span, whoever it joins: `*` is no
+/// person id (ids are identifiers).
+pub const ALL_PEOPLE: &str = "*";
+
 /// Which rows of the outbox a store folds.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub enum Lane {
@@ -106,8 +111,13 @@ fn source_keys(account: &str, row: &Row) -> Vec<Vec<u8>> {
     };
     let (people, start): (Vec<&str>, i64) = match source {
         SourceKind::People => (vec![rec.record_id.as_str()], 0),
+        // Under each person it joins, and under `*` (every document of the source).
         _ => (
-            rec.person_ids.iter().map(String::as_str).collect(),
+            rec.person_ids
+                .iter()
+                .map(String::as_str)
+                .chain([ALL_PEOPLE])
+                .collect(),
             row.valid_from,
         ),
     };
@@ -121,6 +131,7 @@ fn source_keys(account: &str, row: &Row) -> Vec<Vec<u8>> {
         })
         .collect()
 }
+
 /// Column families left out of the digest (positions, the publish queue, and the key cache,
 /// which holds whatever the keys topic held when it was read).
 const NOT_DIGESTED: [&str; 4] = ["meta", "pending", "keys", "keys_next"];

@@ -77,14 +77,39 @@ impl World {
     /// The read API over the whole outbox, its sources store folded up to `sources_upto`
     /// commits (all: `None`).
     fn serve(&self, dir: &std::path::Path, config: Config, sources_upto: Option<usize>) -> Api {
+        self.serve_with(dir, config, sources_upto, false)
+    }
+
+    /// [`World::serve`], with the vector index (the hashing embedder) when `vectors`.
+    fn serve_with(
+        &self,
+        dir: &std::path::Path,
+        config: Config,
+        sources_upto: Option<usize>,
+        vectors: bool,
+    ) -> Api {
         let commits = &self.ledger.commits;
-        let (views, _) =
+        let (views, g) =
             kledger_testkit::offline::projections(dir, commits, PARTITIONS).expect("projections");
         fold(&views, commits);
+        let g = vectors.then(|| {
+            let positioned = kledger_testkit::kafka::positioned(commits, |c| c.intent_partition);
+            let read: Vec<(i32, i64)> =
+                positioned.iter().map(|c| (c.partition, c.offset)).collect();
+            let embedder = g.embedder.clone();
+            kledger_topology::pipeline::project::vectors::project(
+                &g,
+                embedder.as_ref(),
+                &positioned,
+                read.into_iter(),
+            )
+            .expect("vectors");
+            g
+        });
         let sources =
             kledger_testkit::offline::sources(dir, commits, PARTITIONS).expect("sources store");
         fold(&sources, &commits[..sources_upto.unwrap_or(commits.len())]);
-        let api = kledger_testkit::offline::api(dir, config, PARTITIONS, views, None).unwrap();
+        let api = kledger_testkit::offline::api(dir, config, PARTITIONS, views, g).unwrap();
         kledger_testkit::offline::with_sources(api, dir, sources).unwrap()
     }
 }
@@ -914,5 +939,192 @@ fn one_entity_per_person_aliases_resolve_at_ingest() {
     assert_eq!(
         d.commits[0].ops[0].row.subject.entity_id.as_deref(),
         Some("Ana")
+    );
+}
+
+fn long_conversation(
+    id: &str,
+    start: i64,
+    summary: &str,
+    people: &[&str],
+    word: &str,
+) -> SourceDoc {
+    SourceDoc::Conversation(ConversationDoc {
+        conversation_id: id.into(),
+        started_at: start,
+        ended_at: start + HOUR,
+        summary: summary.into(),
+        participant_ids: people.iter().map(|s| (*s).to_owned()).collect(),
+        segments: (0..40)
+            .map(|i| Segment {
+                start_ms: start + i * 60_000,
+                end_ms: start + i * 60_000 + 30_000,
+                speaker_id: None,
+                text: if i % 4 == 0 {
+                    format!("line {i}: the {word} again")
+                } else {
+                    format!("line {i}: small talk")
+                },
+            })
+            .collect(),
+    })
+}
+
+#[test]
+fn bounded_conversation_retrieval_is_off_by_default_and_never_hydrates_more() {
+    use kledger_topology::serve::api::conversations::{ConversationQuery, search_conversations};
+    let mut w = marias();
+    let day = T0 + 48 * HOUR;
+    w.put(
+        A,
+        long_conversation(
+            "conv_long",
+            day + 9 * HOUR,
+            "Quarterly budget planning with Ana",
+            &["person:ana"],
+            "budget",
+        ),
+    );
+    w.put(
+        B,
+        long_conversation("conv_b", day, "Bruno's budget review", &[], "budget"),
+    );
+    let maria = owner(A);
+    let ask = |api: &Api, q: ConversationQuery| search_conversations(api, &maria, &q);
+    let query = |q: &str| ConversationQuery {
+        query: q.into(),
+        ..ConversationQuery::default()
+    };
+
+    // Off by default.
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve_with(dir.path(), Config::default(), None, true);
+    assert_eq!(
+        ask(&api, query("budget")).unwrap_err().code(),
+        "conversation_retrieval_off"
+    );
+
+    let mut c = Config::default();
+    c.retrieval.conversations.enabled = true;
+    c.retrieval.conversations.semantic_min_score = 2.0; // literal triage alone, first
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve_with(dir.path(), c.clone(), None, true);
+    let bounded = |a: &kledger_topology::serve::api::conversations::ConversationAnswer| {
+        for h in &a.conversations {
+            let max = if h.hydrated == "snippets" { 3 } else { 24 };
+            assert!(
+                h.segments.len() <= max,
+                "{} {}",
+                h.hydrated,
+                h.segments.len()
+            );
+            assert!(
+                h.conversation_id != "conv_b",
+                "another owner's conversation"
+            );
+        }
+    };
+    // Literal: three matched snippets of the ten that hold the word.
+    let a = ask(&api, query("budget")).unwrap();
+    bounded(&a);
+    assert_eq!(a.result, "found");
+    let hit = &a.conversations[0];
+    assert_eq!(
+        (
+            hit.conversation_id.as_str(),
+            hit.hydrated,
+            hit.segments.len()
+        ),
+        ("conv_long", "snippets", 3)
+    );
+    assert!(hit.segments.iter().all(|s| s.text.contains("budget")));
+    assert_eq!(hit.matched_by, ["literal"]);
+    // A person and a day alone: that day's conversations with her, the first 24 segments.
+    let a = ask(
+        &api,
+        ConversationQuery {
+            entity: Some("Ana".into()),
+            date: Some("2026-01-03".into()),
+            ..ConversationQuery::default()
+        },
+    )
+    .unwrap();
+    bounded(&a);
+    assert_eq!(
+        a.conversations.len(),
+        1,
+        "{:?}",
+        a.conversations
+            .iter()
+            .map(|h| &h.conversation_id)
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        (
+            a.conversations[0].hydrated,
+            a.conversations[0].segments.len()
+        ),
+        ("segments", 24)
+    );
+    assert_eq!(a.conversations[0].matched_by, ["entity", "date"]);
+    // Nothing as asked: one reformulation, then an answer.
+    let a = ask(&api, query("Trips?")).unwrap();
+    assert_eq!(a.reformulated.as_deref(), Some("trip"));
+    assert_eq!(a.conversations[0].summary, "Planned the Lisbon trip");
+    let a = ask(&api, query("What about zebras?")).unwrap();
+    assert_eq!(
+        (a.result, a.reformulated.as_deref()),
+        ("no_result", Some("zebra"))
+    );
+    // Policy: another principal of the tenant reads none of Maria's private conversations.
+    let bruno = owner(B);
+    let a = search_conversations(
+        &api,
+        &bruno,
+        &ConversationQuery {
+            account: Some(A.into()),
+            ..query("budget")
+        },
+    )
+    .unwrap();
+    assert_eq!(a.result, "no_result");
+    // Semantic: the summaries' vectors (the hashing embedder's), no literal term needed.
+    c.retrieval.conversations.semantic_min_score = -1.0;
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve_with(dir.path(), c, None, true);
+    let a = ask(&api, query("quarterly planning")).unwrap();
+    bounded(&a);
+    assert!(a.semantic);
+    assert!(
+        a.conversations
+            .iter()
+            .any(|h| h.matched_by.contains(&"semantic")),
+        "{:?}",
+        a.conversations
+            .iter()
+            .map(|h| &h.matched_by)
+            .collect::<Vec<_>>()
+    );
+    // search_knowledge never returns a conversation.
+    let found = kledger_topology::serve::api::search::search_knowledge(
+        &api,
+        &maria,
+        kledger_topology::serve::api::search::SearchRequest {
+            query: "budget planning Lisbon trip".into(),
+            limit: Some(20),
+            kinds: Vec::new(),
+            account: None,
+            as_of: None,
+            known_at: None,
+            min_commit_seq: None,
+            wait_ms: None,
+        },
+    )
+    .unwrap();
+    assert!(
+        found
+            .results
+            .iter()
+            .all(|r| SourceKind::of(r.kind).is_none())
     );
 }

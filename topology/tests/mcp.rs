@@ -121,6 +121,7 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
         "get_profile",
         "search_knowledge",
         "get_entity_timeline",
+        "search_conversations",
         "read_playbook",
         "foreign_playbook",
         "other_principal",
@@ -132,6 +133,11 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
             "no step {step}:\n{text}"
         );
     }
+    // Off by default, over MCP too.
+    assert!(
+        text.contains("\"step\": \"search_conversations\", \"session\": \"owner\", \"off\": true"),
+        "conversation retrieval is not off by default:\n{text}"
+    );
     sessions_are_their_openers(port, &dir.path().join("kledger.log"));
     stop(k);
 

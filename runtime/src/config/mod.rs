@@ -86,6 +86,8 @@ pub struct Config {
     pub api: ApiConfig,
     /// The vector projection (a sink of the outbox) and search.
     pub vectors: VectorsConfig,
+    /// Retrieval beyond search: bounded conversation retrieval (off by default).
+    pub retrieval: RetrievalConfig,
     /// A Confluent Schema Registry (none by default: single-object encoding).
     pub registry: RegistryConfig,
     /// Commands that read a topic to its end.

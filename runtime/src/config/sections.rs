@@ -395,6 +395,40 @@ impl Default for SourcesConfig {
     }
 }
 
+/// Retrieval beyond the ledger's own search.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct RetrievalConfig {
+    /// Bounded conversation retrieval (`POST /v1/conversations/search`, MCP
+    /// `search_conversations`).
+    pub conversations: ConversationRetrievalConfig,
+}
+
+/// Bounded conversation retrieval: off by default.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct ConversationRetrievalConfig {
+    /// Serve it (off: `403 conversation_retrieval_off`).
+    pub enabled: bool,
+    /// Conversations one triage reads at most, from the newest.
+    pub scan_max: usize,
+    /// Conversations one answer returns at most (a request's `limit`: 1..= this).
+    pub results_max: usize,
+    /// Least cosine similarity of a summary to the query for the semantic triage to match it.
+    pub semantic_min_score: f32,
+}
+
+impl Default for ConversationRetrievalConfig {
+    fn default() -> Self {
+        Self {
+            enabled: false,
+            scan_max: 200,
+            results_max: 5,
+            semantic_min_score: 0.35,
+        }
+    }
+}
+
 /// The read API.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]

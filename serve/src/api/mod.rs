@@ -9,7 +9,8 @@
 //! - [`read`]: `GET /v1/profile`, `GET /v1/playbooks/{id}`, `GET /v1/export`; [`timeline`]:
 //!   `GET /v1/entities/{ref}/timeline` over the sources the caller names; [`at`]: when a read looks (`as_of`, `known_at`) and read-your-writes
 //!   (`min_commit_seq`).
-//! - [`search`]: `POST /v1/search` (search_knowledge).
+//! - [`search`]: `POST /v1/search` (search_knowledge); [`conversations`]: `POST
+//!   /v1/conversations/search` (bounded conversation retrieval, off by default).
 //! - [`ingress`]: `POST /v1/intents`, `POST /v1/sources/{kind}`; [`receipts`]: the one receipts reader its waits share.
 //! - [`semantic`]: `GET /v1/semantic/features` (rows as MemMachine semantic features).
 //! - [`purges`]: `GET /v1/purges/{action_id}` (a purge receipt: each copy's state).
@@ -18,6 +19,7 @@
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
 
 pub mod at;
+pub mod conversations;
 pub mod ingress;
 pub mod purges;
 pub mod read;
@@ -381,6 +383,7 @@ pub fn router(api: Api) -> Router {
         .route("/v1/profile", get(read::profile))
         .route("/v1/playbooks/{id}", get(read::playbook))
         .route("/v1/entities/{entity}/timeline", get(timeline::timeline))
+        .route("/v1/conversations/search", post(conversations::search))
         .route("/v1/export", get(read::export))
         .route("/v1/purges/{action_id}", get(purges::purge))
         .route("/v1/semantic/features", get(semantic::features))
@@ -420,6 +423,7 @@ mod tests {
             "/v1/profile",
             "/v1/playbooks/{id}",
             "/v1/entities/{entity}/timeline",
+            "/v1/conversations/search",
             "/v1/export",
             "/v1/intents",
             "/v1/sources/{kind}",

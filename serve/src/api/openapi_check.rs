@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::OPENAPI;
+use super::conversations::{ConversationAnswer, ConversationQuery};
 use super::ingress::{IngressAnswer, IngressParams, SourceParams};
 use super::purges::PurgeReceipt;
 use super::read::{PlaybookAnswer, ProfileAnswer, ProfileParams};
@@ -175,6 +176,16 @@ fn openapi_json_names_the_fields_the_types_read_and_write() {
             "POST /v1/search 200",
             answer(&d, "post", "/v1/search", "200"),
             of_type::<SearchAnswer>(),
+        ),
+        same(
+            "POST /v1/conversations/search body",
+            body(&d, "post", "/v1/conversations/search"),
+            of_type::<ConversationQuery>(),
+        ),
+        same(
+            "POST /v1/conversations/search 200",
+            answer(&d, "post", "/v1/conversations/search", "200"),
+            of_type::<ConversationAnswer>(),
         ),
         same(
             "GET /v1/semantic/features query",

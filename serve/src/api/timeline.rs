@@ -577,7 +577,13 @@ fn read_source(
 
 /// Resolves `entity` to a person under the alias rules (module note), from the people
 /// documents `p` may read.
-fn resolve(api: &Api, store: &ViewStore, p: &Principal, account: &str, entity: &str) -> Resolution {
+pub(crate) fn resolve(
+    api: &Api,
+    store: &ViewStore,
+    p: &Principal,
+    account: &str,
+    entity: &str,
+) -> Resolution {
     match try_resolve(api, store, p, account, entity) {
         Ok(r) => r,
         Err(e) => {
