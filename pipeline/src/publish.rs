@@ -26,12 +26,19 @@ fn source_record(text: &str, kind: SourceKind) -> Result<IntentRecord, String> {
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64)
     });
+    let version = env.version.clone();
     let op = env.op(kind)?;
     Ok(IntentRecord {
         timestamp,
         partition: None,
         offset: None,
-        intent: kledger_processors::sources::intent_for(&account, op, "kledger-publish", None),
+        intent: kledger_processors::sources::intent_for(
+            &account,
+            op,
+            "kledger-publish",
+            None,
+            version.as_deref(),
+        ),
     })
 }
 

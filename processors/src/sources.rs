@@ -196,11 +196,19 @@ const DIGEST_HEX: usize = 32;
 
 /// The intent that puts `op` into `account_id`'s ledger, as `kledger publish --kind` and
 /// `POST /v1/sources/{kind}` write it: action id `src_` + a digest of the account, the
-/// document and its access (the same document put again is a `duplicate`; a changed one is a
-/// new version), write reason `source_sync`, planned against head 0 with the rebase policy (a
-/// source op has no target, so it commits against any head). A malformed account id gives a
-/// tenant block validation rejects.
-pub fn intent_for(account_id: &str, op: SourceOp, extractor: &str, author: Option<&str>) -> Intent {
+/// document, its access and its `version` in the source system (the same document put again
+/// is a `duplicate`; a changed one, or one of another version, is a new version), source
+/// version the given one (else the digest's first 16 hex digits), write reason
+/// `source_sync`, planned against head 0 with the rebase policy (a source op has no target, so
+/// it commits against any head). A malformed account id gives a tenant block validation
+/// rejects.
+pub fn intent_for(
+    account_id: &str,
+    op: SourceOp,
+    extractor: &str,
+    author: Option<&str>,
+    version: Option<&str>,
+) -> Intent {
     use sha2::{Digest, Sha256};
     let mut buf = Vec::new();
     op.encode(&mut buf);
@@ -209,6 +217,10 @@ pub fn intent_for(account_id: &str, op: SourceOp, extractor: &str, author: Optio
     h.update((account_id.len() as u64).to_be_bytes());
     h.update(account_id.as_bytes());
     h.update(&buf);
+    if let Some(v) = version {
+        h.update((v.len() as u64).to_be_bytes());
+        h.update(v.as_bytes());
+    }
     let digest = crate::ids::to_hex(&h.finalize()[..DIGEST_HEX / 2]);
     let mut parts = account_id.splitn(3, '/');
     let (tenant_id, kind, owner_id) = (
@@ -231,7 +243,7 @@ pub fn intent_for(account_id: &str, op: SourceOp, extractor: &str, author: Optio
         source: Source {
             source_id: op.doc.record_id().to_owned(),
             source_type: source_type(source).to_owned(),
-            source_version: digest[..16].to_owned(),
+            source_version: version.map_or_else(|| digest[..16].to_owned(), str::to_owned),
             author_id: author.map(str::to_owned),
         },
         extractor: Extractor {

@@ -357,7 +357,8 @@ impl Generator {
                 visibility: Visibility::Private,
                 acl: Acl::default(),
             };
-            let mut it = kledger_processors::sources::intent_for(account, op, "testkit", None);
+            let mut it =
+                kledger_processors::sources::intent_for(account, op, "testkit", None, None);
             it.action_id = action;
             return it;
         }

@@ -124,6 +124,7 @@ fn put_intent(account: &str, doc: SourceDoc) -> Intent {
         },
         "testkit",
         None,
+        None,
     )
 }
 
@@ -707,6 +708,7 @@ fn a_purge_of_the_entity_or_the_account_reaches_every_source() {
         assert!(a.items.is_empty());
         // Every version of every purged source row is gone from the ledger's state: the rows
         // left are tombstones without content.
+        let mut seen = 0;
         for row in w.ledger.rows(A) {
             let joined = row
                 .record
@@ -714,11 +716,14 @@ fn a_purge_of_the_entity_or_the_account_reaches_every_source() {
                 .is_some_and(|r| r.person_ids.iter().any(|p| p == "person:ana"))
                 || row.subject.entity_id.as_deref() == Some("person:ana");
             if joined || entity.is_none() {
+                seen += 1;
                 assert_eq!(row.status, Status::Tombstoned, "{}", row.memory_id);
                 assert!(row.record.as_ref().is_none_or(|r| r.doc.is_none()));
                 assert!(row.content.is_empty());
             }
         }
+        // Ana's people document, conversation, event, span and fact at least.
+        assert!(seen >= 5, "{entity:?}: {seen} rows checked");
     }
 }
 
@@ -1127,4 +1132,134 @@ fn bounded_conversation_retrieval_is_off_by_default_and_never_hydrates_more() {
             .iter()
             .all(|r| SourceKind::of(r.kind).is_none())
     );
+}
+
+#[test]
+fn a_document_changed_back_is_a_new_version_when_its_source_says_so() {
+    let mut w = marias();
+    let v = |n: &str, summary: &str| {
+        intent_for(
+            A,
+            SourceOp {
+                doc: conversation("conv_1", T0 + HOUR, summary, &["person:ana"]),
+                visibility: Visibility::Private,
+                acl: Acl::default(),
+            },
+            "testkit",
+            None,
+            Some(n),
+        )
+    };
+    for (version, summary) in [
+        ("3", "Cancelled the trip"),
+        ("4", "Planned the Lisbon trip"),
+    ] {
+        let d = w.decide(v(version, summary));
+        assert_eq!(
+            d.outcome(),
+            Outcome::Committed,
+            "{version}: {:?}",
+            d.receipt
+        );
+    }
+    // The same version again is a duplicate.
+    assert_eq!(
+        w.decide(v("4", "Planned the Lisbon trip")).outcome(),
+        Outcome::Duplicate
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve(dir.path(), Config::default(), None);
+    let a = timeline(&api, &owner(A), "person:ana", "conversations");
+    assert_eq!(
+        contents(&a),
+        vec![("conversations", "Planned the Lisbon trip")]
+    );
+    // Without a version, the content decides: the change back is taken for a retry.
+    let mut w = marias();
+    w.put(
+        A,
+        conversation("conv_1", T0 + HOUR, "Cancelled the trip", &["person:ana"]),
+    );
+    let back = w.decide(put_intent(
+        A,
+        conversation(
+            "conv_1",
+            T0 + HOUR,
+            "Planned the Lisbon trip",
+            &["person:ana"],
+        ),
+    ));
+    assert_eq!(back.outcome(), Outcome::Duplicate);
+}
+
+#[test]
+fn another_principal_joins_by_person_id_only_what_it_may_read() {
+    let mut w = World::new();
+    let shared = |doc: SourceDoc| {
+        intent_for(
+            A,
+            SourceOp {
+                doc,
+                visibility: Visibility::Confidential,
+                acl: Acl {
+                    read_team_ids: vec!["team_x".into()],
+                    ..Acl::default()
+                },
+            },
+            "testkit",
+            None,
+            None,
+        )
+    };
+    for doc in [
+        person("person:ana", &["Ana"], &[]),
+        conversation(
+            "conv_1",
+            T0 + HOUR,
+            "Planned the Lisbon trip",
+            &["person:ana"],
+        ),
+    ] {
+        let d = w.decide(shared(doc));
+        assert_eq!(d.outcome(), Outcome::Committed, "{:?}", d.receipt);
+    }
+    // A private conversation with her and a private people document of another Ana.
+    w.put(
+        A,
+        conversation("conv_2", T0 + 2 * HOUR, "Private call", &["person:ana"]),
+    );
+    w.put(A, person("person:ana_2", &["Ana"], &[]));
+    let dir = tempfile::tempdir().unwrap();
+    let api = w.serve(dir.path(), Config::default(), None);
+    let teammate = Principal {
+        team_id: Some("team_x".into()),
+        ..owner(B)
+    };
+    let q = |entity: &str| {
+        entity_timeline(
+            &api,
+            &teammate,
+            entity,
+            &TimelineParams {
+                account: Some(A.into()),
+                sources: Some("conversations".into()),
+                ..TimelineParams::default()
+            },
+        )
+        .unwrap()
+    };
+    // The id joins the document it may read, and only the conversation it may read.
+    let a = q("person:ana");
+    assert_eq!(a.person.as_ref().unwrap().by, Some("id"));
+    assert_eq!(
+        contents(&a),
+        vec![("conversations", "Planned the Lisbon trip")]
+    );
+    // An alias is the owner's to resolve (it would read documents the teammate may not).
+    let a = q("Ana");
+    assert_eq!(a.person.as_ref().unwrap().reason, Some("unresolved"));
+    assert!(a.items.is_empty());
+    // The owner sees the collision the teammate may not.
+    let a = timeline(&api, &owner(A), "Ana", "conversations");
+    assert_eq!(a.person.as_ref().unwrap().reason, Some("alias_ambiguous"));
 }

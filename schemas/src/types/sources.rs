@@ -440,6 +440,11 @@ pub struct SourceEnvelope {
     /// Readers granted access to a confidential document.
     #[serde(default)]
     pub acl: Option<Acl>,
+    /// The document's version in its source system (a last-modified time, an etag; ≤64
+    /// chars): what tells a document sent again (the same version: a `duplicate`) from one
+    /// changed back to an earlier content (a new version). Without one, the content decides.
+    #[serde(default)]
+    pub version: Option<String>,
     /// The document's fields.
     #[serde(flatten)]
     pub doc: serde_json::Map<String, serde_json::Value>,

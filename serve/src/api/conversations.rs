@@ -298,7 +298,12 @@ pub fn search_conversations(
     if window.is_some() {
         narrowing.push("date");
     }
-    let semantic_index = api.search.as_ref().and_then(|s| s.get());
+    // A date or a person alone: nothing to embed.
+    let semantic_index = api
+        .search
+        .as_ref()
+        .and_then(|s| s.get())
+        .filter(|_| !q.query.trim().is_empty());
     let mut found = triage(
         api,
         p,

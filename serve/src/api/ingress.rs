@@ -172,13 +172,19 @@ pub async fn post_source(
                 "the account is the caller's or account=; the record time is the ingress's",
             ));
         }
+        let version = env.version.clone();
         let op = env
             .op(kind)
             .map_err(|e| ApiError::bad("malformed_json", e))?;
         let account = q.account.clone().unwrap_or_else(|| p.account_id());
         let author = p.agent_id.clone().unwrap_or_else(|| p.owner_id.clone());
-        let intent =
-            kledger_processors::sources::intent_for(&account, op, "kledger-ingress", Some(&author));
+        let intent = kledger_processors::sources::intent_for(
+            &account,
+            op,
+            "kledger-ingress",
+            Some(&author),
+            version.as_deref(),
+        );
         let answer = submit(&api, &p, intent, q.wait_ms).await?;
         let status = if answer.receipt.is_some() {
             StatusCode::OK

@@ -277,24 +277,34 @@ pub async fn export(
     let (tx, rx) =
         tokio::sync::mpsc::channel::<Result<Vec<u8>, std::io::Error>>(EXPORT_CHUNKS_IN_FLIGHT);
     let views = api.views.clone();
+    let sources = api.sources.clone();
     tokio::task::spawn_blocking(move || {
         let _permit = permit;
         let mut buf = Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096);
-        let result = views.get().history(&account, usize::MAX, &mut |mut row| {
-            // The rows' content, opened; their sealing (key id, ciphertext) is kledger's own.
-            row.sealed = None;
-            serde_json::to_writer(&mut buf, &row)
-                .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
-            buf.push(b'\n');
-            if buf.len() >= EXPORT_CHUNK_BYTES {
-                let chunk =
-                    std::mem::replace(&mut buf, Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096));
-                // The client went away: stop reading.
-                tx.blocking_send(Ok(chunk)).map_err(|_| {
-                    kledger_state::StateError::Corrupt("export: client gone".into())
-                })?;
-            }
-            Ok(())
+        // The ledger's rows, then the source documents (people, conversations, calendar,
+        // screen) from the sources store, when this process has it.
+        let stores = std::iter::once(views.get()).chain(sources.map(|s| s.get()));
+        let result = stores.into_iter().try_for_each(|store| {
+            store
+                .history(&account, usize::MAX, &mut |mut row| {
+                    // The rows' content, opened; their sealing (key id, ciphertext) is kledger's own.
+                    row.sealed = None;
+                    serde_json::to_writer(&mut buf, &row)
+                        .map_err(|e| kledger_state::StateError::Corrupt(e.to_string()))?;
+                    buf.push(b'\n');
+                    if buf.len() >= EXPORT_CHUNK_BYTES {
+                        let chunk = std::mem::replace(
+                            &mut buf,
+                            Vec::with_capacity(EXPORT_CHUNK_BYTES + 4096),
+                        );
+                        // The client went away: stop reading.
+                        tx.blocking_send(Ok(chunk)).map_err(|_| {
+                            kledger_state::StateError::Corrupt("export: client gone".into())
+                        })?;
+                    }
+                    Ok(())
+                })
+                .map(|_| ())
         });
         match result {
             Ok(_) if !buf.is_empty() => {

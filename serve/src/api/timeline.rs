@@ -4,8 +4,9 @@
 //!   timeline; `conversations`, `calendar` and `screen` read the sources store's entries about
 //!   one person. There is no heuristic: only the sources named are read.
 //! - **The entity.** `user`, a person id (a people document's id: the entity authority), or an
-//!   exact alias of one (a current name, a retained name, an email). An alias resolves only when
-//!   exactly one person holds it, it is not the owner's (the owner's own people document, whose
+//!   exact alias of one (a current name, a retained name, an email). Aliases resolve for the
+//!   account's owner only (resolving one reads every people document), and only when exactly
+//!   one person holds it, it is not the owner's (the owner's own people document, whose
 //!   id is the owner id, or the owner id itself), and the account's people were read
 //!   exhaustively (at most `sources.people_scan_max`); otherwise the answer's `person` says
 //!   `unavailable`, never a guess, and the sources that need a person answer `failed`. The
@@ -176,8 +177,8 @@ pub struct Resolution {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub by: Option<&'static str>,
     /// Why not, when unavailable: `unknown_person`, `alias_ambiguous`, `alias_is_owner`,
-    /// `people_scan_not_exhaustive`, `people_offline` (the owner is told which; anyone else
-    /// `unresolved`).
+    /// `people_scan_not_exhaustive`, `people_unreadable`, `people_offline` (the owner is told
+    /// which; anyone else `unresolved`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
 }
@@ -227,7 +228,7 @@ pub struct SourceState {
     pub state: &'static str,
     /// Why, for every state but `available`: `limit` or `scan_bound` (truncated),
     /// `retention` (pruned), `not_caught_up` (loading), `no_store` (offline),
-    /// `person_unavailable`, `timeout` or `error` (failed).
+    /// `person_unavailable`, `timeout`, `busy` or `error` (failed).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<&'static str>,
 }
@@ -368,11 +369,14 @@ pub fn entity_timeline(
     // The sources store behind the view store for this account (or still filling): its
     // entries may lack what the ledger already shows. Positions are the owner's to know.
     if let Some(store) = &store {
+        let views_mark = api.views.get().mark(&account)?.commit_seq;
         let behind = !api
             .status
             .replica_serving(kledger_pipeline::project::views::SOURCES_SINK)
             || owner
-                && store.mark(&account)?.commit_seq < api.views.get().mark(&account)?.commit_seq;
+                && store
+                    .mark(&account)
+                    .map_or(true, |m| m.commit_seq < views_mark);
         if behind {
             for (source, read) in reads.iter_mut() {
                 if matches!(source, Source::Source(_)) && read.state != "failed" {
@@ -504,6 +508,11 @@ fn spawn_source(
     person: &str,
 ) -> mpsc::Receiver<Result<Read, ApiError>> {
     let (tx, rx) = mpsc::sync_channel(1);
+    // A read given up on runs to its end: at most SOURCE_READS_MAX run at once in the process.
+    let Some(slot) = ReadSlot::take() else {
+        let _ = tx.send(Ok(Read::state("failed", "busy")));
+        return rx;
+    };
     let (p, account, person) = (p.clone(), account.to_owned(), person.to_owned());
     let (entries_max, retention) = (
         api.config.sources.entries_max,
@@ -512,6 +521,7 @@ fn spawn_source(
     let spawned = std::thread::Builder::new()
         .name("kledger-source-read".into())
         .spawn(move || {
+            let _slot = slot;
             let _ = tx.send(read_source(
                 &store,
                 &p,
@@ -526,6 +536,34 @@ fn spawn_source(
         tracing::warn!(error = %e, "timeline: no thread for a source read");
     }
     rx
+}
+
+/// Source reads running at most in the process (a read given up on after
+/// `sources.read_timeout_ms` still holds its slot until it ends); beyond, a source answers
+/// `failed` (`busy`).
+pub const SOURCE_READS_MAX: usize = 64;
+
+static SOURCE_READS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// One of the [`SOURCE_READS_MAX`] source reads, given back when dropped.
+struct ReadSlot;
+
+impl ReadSlot {
+    fn take() -> Option<Self> {
+        use std::sync::atomic::Ordering;
+        let prev = SOURCE_READS.fetch_add(1, Ordering::AcqRel);
+        if prev >= SOURCE_READS_MAX {
+            SOURCE_READS.fetch_sub(1, Ordering::AcqRel);
+            return None;
+        }
+        Some(Self)
+    }
+}
+
+impl Drop for ReadSlot {
+    fn drop(&mut self) {
+        SOURCE_READS.fetch_sub(1, std::sync::atomic::Ordering::AcqRel);
+    }
 }
 
 /// `kind`'s current entries about `person` that `p` may read, newest `entries_max` scanned;
@@ -563,9 +601,9 @@ fn read_source(
         }
         items.push(item(Source::Source(kind), row));
     }
-    let (state, reason) = match (pruned, bound && owns(p, account)) {
-        (true, _) => ("pruned", Some("retention")),
-        (false, true) => ("truncated", Some("scan_bound")),
+    let (state, reason) = match (bound && owns(p, account), pruned) {
+        (true, _) => ("truncated", Some("scan_bound")),
+        (false, true) => ("pruned", Some("retention")),
         (false, false) => ("available", None),
     };
     Ok(Read {
@@ -615,6 +653,11 @@ fn try_resolve(
     if person(entity)?.is_some() {
         return Ok(Resolution::resolved(entity, "id"));
     }
+    // Aliases are the owner's to resolve: resolving one reads every people document of the
+    // account (to find collisions), which another principal may not all read.
+    if !owns(p, account) {
+        return Ok(Resolution::unavailable("unknown_person"));
+    }
     let max = api.config.sources.people_scan_max;
     let people = store.people(account, max.saturating_add(1))?;
     if people.len() > max {
@@ -623,22 +666,25 @@ fn try_resolve(
     let owner_id = account.rsplit('/').next().unwrap_or_default();
     let mut holders: BTreeMap<&str, Vec<String>> = BTreeMap::new();
     let mut owner_aliases = vec![owner_id.to_owned()];
-    let docs: Vec<(String, Vec<String>)> = people
-        .iter()
-        .filter_map(|(pid, mid)| {
-            let row = store.row(account, mid).ok()??;
-            let Some(SourceDoc::Person(doc)) = row.record.and_then(|r| r.doc) else {
-                return None;
-            };
-            let aliases: Vec<String> = doc
-                .names
-                .into_iter()
-                .chain(doc.retained_names)
-                .chain(doc.emails)
-                .collect();
-            Some((pid.clone(), aliases))
-        })
-        .collect();
+    let mut docs: Vec<(String, Vec<String>)> = Vec::with_capacity(people.len());
+    for (pid, mid) in &people {
+        // A document that does not open (its key not cached yet) could hold the alias too:
+        // no guess, the alias resolves to nobody.
+        let doc = store
+            .row(account, mid)?
+            .and_then(|r| r.record)
+            .and_then(|r| r.doc);
+        let Some(SourceDoc::Person(doc)) = doc else {
+            return Ok(Resolution::unavailable("people_unreadable"));
+        };
+        let aliases: Vec<String> = doc
+            .names
+            .into_iter()
+            .chain(doc.retained_names)
+            .chain(doc.emails)
+            .collect();
+        docs.push((pid.clone(), aliases));
+    }
     for (pid, aliases) in &docs {
         if pid == owner_id {
             owner_aliases.extend(aliases.iter().cloned());

@@ -501,10 +501,14 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
             .map(|r| r.intent.account_id.clone())
             .filter(|a| {
                 let parts: Vec<&str> = a.split('/').collect();
+                // Well-formed accounts only (the stream's invalid records name others, some
+                // with characters no environment variable holds).
                 parts.len() == 3
                     && parts[0].starts_with("t_")
                     && ["user", "agent", "team"].contains(&parts[1])
                     && !parts[2].is_empty()
+                    && a.chars()
+                        .all(|c| c.is_ascii_alphanumeric() || "_/-.:@".contains(c))
             })
             .collect::<BTreeSet<_>>()
             .into_iter()

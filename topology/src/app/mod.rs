@@ -140,7 +140,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         None
     };
     // The sources store goes with the view store: held by `project-views`, followed by `api`.
-    let sources = if views_owner || roles.api {
+    let sources = if (views_owner || roles.api) && config.sources.enabled {
         let c = config.clone();
         Some(tokio::task::spawn_blocking(move || parts::open_sources(&c, views_owner)).await??)
     } else {
