@@ -135,27 +135,33 @@ fn roles_in_separate_processes_serve_reads_from_the_processors_views() {
     let (want, _) = expected(&c, &records, PARTITIONS);
     let account = want[0].account_id.clone();
     let parts: Vec<&str> = account.split('/').collect();
-    // Every version of the account's rows as a view store folded offline holds them.
-    let versions = {
-        let offline = tempfile::tempdir().unwrap();
-        let views = kledger_state::ViewStore::open(offline.path(), 8 << 20).unwrap();
-        let mut next: std::collections::BTreeMap<i32, i64> = Default::default();
-        let mut vb = kledger_state::ViewBatch::default();
-        for x in &want {
-            let o = next.entry(x.intent_partition).or_insert(0);
-            views.fold(&mut vb, x, x.intent_partition, *o).unwrap();
-            *o += 1;
-        }
-        views.write(vb).unwrap();
-        let mut n = 0;
-        views
-            .history(&account, 100_000, &mut |_| {
-                n += 1;
-                Ok(())
-            })
-            .unwrap();
-        n
-    };
+    // Every version of the account's rows as a view store and a sources store folded offline
+    // hold them (the export holds both: the ledger's rows and the source documents).
+    let versions: usize = [kledger_state::Lane::Ledger, kledger_state::Lane::Sources]
+        .into_iter()
+        .map(|lane| {
+            let offline = tempfile::tempdir().unwrap();
+            let views = kledger_state::ViewStore::open(offline.path(), 8 << 20)
+                .unwrap()
+                .with_lane(lane);
+            let mut next: std::collections::BTreeMap<i32, i64> = Default::default();
+            let mut vb = kledger_state::ViewBatch::default();
+            for x in &want {
+                let o = next.entry(x.intent_partition).or_insert(0);
+                views.fold(&mut vb, x, x.intent_partition, *o).unwrap();
+                *o += 1;
+            }
+            views.write(vb).unwrap();
+            let mut n = 0;
+            views
+                .history(&account, 100_000, &mut |_| {
+                    n += 1;
+                    Ok(())
+                })
+                .unwrap();
+            n
+        })
+        .sum();
     let mut api = spawn_with(
         &c,
         port_b,
