@@ -650,15 +650,7 @@ fn assert_texts(op: &AssertOp) -> Check {
     for l in &op.sensitivity.labels {
         text("sensitivity.labels", l, Line)?;
     }
-    for id in &op.acl.read_team_ids {
-        identifier("acl.read_team_ids", id, "team_")?;
-    }
-    for id in &op.acl.read_agent_ids {
-        identifier("acl.read_agent_ids", id, "agt_")?;
-    }
-    for id in &op.acl.read_role_ids {
-        identifier("acl.read_role_ids", id, "")?;
-    }
+    acl_ids(&op.acl)?;
     if let Some(l) = &op.lang {
         text("lang", l, Line)?;
     }
@@ -881,14 +873,18 @@ fn source_op(op: &SourceOp, rules: Rules) -> Check {
         ACL_ENTRIES_MAX,
     )?;
     list("acl.read_role_ids", &op.acl.read_role_ids, ACL_ENTRIES_MAX)?;
-    for id in &op.acl.read_team_ids {
+    acl_ids(&op.acl)
+}
+
+/// An ACL's entries as identifiers (rules v2): `team_…`, `agt_…`, roles.
+fn acl_ids(acl: &kledger_schemas::Acl) -> Check {
+    for id in &acl.read_team_ids {
         identifier("acl.read_team_ids", id, "team_")?;
     }
-    for id in &op.acl.read_agent_ids {
+    for id in &acl.read_agent_ids {
         identifier("acl.read_agent_ids", id, "agt_")?;
     }
-    op.acl
-        .read_role_ids
+    acl.read_role_ids
         .iter()
         .try_for_each(|id| identifier("acl.read_role_ids", id, ""))
 }

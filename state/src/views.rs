@@ -906,17 +906,38 @@ impl ViewStore {
         limit: usize,
     ) -> Result<Vec<String>, StateError> {
         let prefix = timeline_prefix(account, entity);
-        // Every key of the timeline sorts before the prefix followed by 0xFF bytes longer than
-        // any key part (time 8, source ≤ 2 + 65,535, id).
-        let mut upper = prefix.clone();
+        let mut out = self.newest("timeline", &prefix, limit, |k| {
+            // time (8) + source (2 + n) + memory id.
+            let n = k
+                .get(8..10)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)?;
+            k.get(10 + n..)
+        })?;
+        out.reverse();
+        Ok(out)
+    }
+
+    /// The memory ids `id_of` reads from the newest `limit` keys under `prefix` of `cf`
+    /// (after the prefix; `None`: a corrupt key), newest first: a reverse scan from the end of
+    /// the prefix, so a long run of keys costs `limit` reads.
+    fn newest(
+        &self,
+        cf: &str,
+        prefix: &[u8],
+        limit: usize,
+        id_of: impl Fn(&[u8]) -> Option<&[u8]>,
+    ) -> Result<Vec<String>, StateError> {
+        // Every key under the prefix sorts before it followed by 0xFF bytes longer than any
+        // key part.
+        let mut upper = prefix.to_vec();
         upper.extend_from_slice(&[0xFF; 16]);
         let mode = IteratorMode::From(&upper, rocksdb::Direction::Reverse);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf("timeline")?, mode) {
+        for item in self.db.iterator_cf(self.cf(cf)?, mode) {
             let (k, _) = item?;
-            if !k.starts_with(&prefix) {
-                if k.as_ref() > prefix.as_slice() {
-                    // A key past the timeline but under the upper bound: not ours, skip it.
+            if !k.starts_with(prefix) {
+                if k.as_ref() > prefix {
+                    // A key past the prefix but under the upper bound: not ours, skip it.
                     continue;
                 }
                 break;
@@ -924,19 +945,11 @@ impl ViewStore {
             if out.len() >= limit {
                 break;
             }
-            let k = &k[prefix.len()..];
-            // time (8) + source (2 + n) + memory id.
-            let n = k
-                .get(8..10)
-                .map(|b| u16::from_be_bytes([b[0], b[1]]) as usize)
-                .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
-            let id = k
-                .get(10 + n..)
+            let id = id_of(&k[prefix.len()..])
                 .and_then(|b| std::str::from_utf8(b).ok())
-                .ok_or_else(|| StateError::Corrupt("timeline key".into()))?;
+                .ok_or_else(|| StateError::Corrupt(format!("{cf} key")))?;
             out.push(id.to_owned());
         }
-        out.reverse();
         Ok(out)
     }
 
@@ -950,28 +963,8 @@ impl ViewStore {
         limit: usize,
     ) -> Result<Vec<String>, StateError> {
         let prefix = source_prefix(account, source, person_id);
-        let mut upper = prefix.clone();
-        upper.extend_from_slice(&[0xFF; 16]);
-        let mode = IteratorMode::From(&upper, rocksdb::Direction::Reverse);
-        let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf("sources")?, mode) {
-            let (k, _) = item?;
-            if !k.starts_with(&prefix) {
-                if k.as_ref() > prefix.as_slice() {
-                    continue;
-                }
-                break;
-            }
-            if out.len() >= limit {
-                break;
-            }
-            let id = k
-                .get(prefix.len() + 8..)
-                .and_then(|b| std::str::from_utf8(b).ok())
-                .ok_or_else(|| StateError::Corrupt("sources key".into()))?;
-            out.push(id.to_owned());
-        }
-        Ok(out)
+        // time (8) + memory id.
+        self.newest("sources", &prefix, limit, |k| k.get(8..))
     }
 
     /// The current people documents of `account` as (person id, memory id), in person id

@@ -470,15 +470,7 @@ pub async fn search(
 ) -> Response {
     let started = Instant::now();
     let r = async {
-        if body.len() > 16 * 1024 {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                "a conversation search request is at most 16 KiB",
-            ));
-        }
-        let q: ConversationQuery = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
+        let q: ConversationQuery = super::search::small_json(&body)?;
         let (a, p2) = (api.clone(), p.clone());
         let (account, min, wait) = (q.account.clone(), q.min_commit_seq, q.wait_ms);
         after_wait(&a, &p2, account.as_deref(), min, wait, false, move || {

@@ -111,6 +111,16 @@ fn producer(api: &Api) -> Result<&FutureProducer, ApiError> {
     Ok(api.producer.get_or_init(|| p))
 }
 
+/// `200` with the receipt when it arrived in time, else `202`.
+fn answered(answer: IngressAnswer) -> (StatusCode, Json<IngressAnswer>) {
+    let status = if answer.receipt.is_some() {
+        StatusCode::OK
+    } else {
+        StatusCode::ACCEPTED
+    };
+    (status, Json(answer))
+}
+
 /// `POST /v1/intents`.
 pub async fn post_intent(
     State(api): State<Api>,
@@ -127,13 +137,7 @@ pub async fn post_intent(
         }
         let intent: Intent = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
-        let answer = submit(&api, &p, intent, q.wait_ms).await?;
-        let status = if answer.receipt.is_some() {
-            StatusCode::OK
-        } else {
-            StatusCode::ACCEPTED
-        };
-        Ok((status, Json(answer)))
+        Ok(answered(submit(&api, &p, intent, q.wait_ms).await?))
     }
     .await;
     let resp = r.into_response();
@@ -185,13 +189,7 @@ pub async fn post_source(
             Some(&author),
             version.as_deref(),
         );
-        let answer = submit(&api, &p, intent, q.wait_ms).await?;
-        let status = if answer.receipt.is_some() {
-            StatusCode::OK
-        } else {
-            StatusCode::ACCEPTED
-        };
-        Ok((status, Json(answer)))
+        Ok(answered(submit(&api, &p, intent, q.wait_ms).await?))
     }
     .await;
     let resp = r.into_response();

@@ -353,6 +353,18 @@ pub fn search_knowledge(
     Ok(SearchAnswer { results })
 }
 
+/// A search request's body (≤16 KiB, `413 body_too_large` beyond) in its JSON form.
+pub fn small_json<T: serde::de::DeserializeOwned>(body: &[u8]) -> Result<T, ApiError> {
+    if body.len() > 16 * 1024 {
+        return Err(ApiError::new(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "body_too_large",
+            "a search request is at most 16 KiB",
+        ));
+    }
+    serde_json::from_slice(body).map_err(|e| ApiError::bad("malformed_json", e.to_string()))
+}
+
 /// `POST /v1/search`.
 pub async fn search(
     State(api): State<Api>,
@@ -361,15 +373,7 @@ pub async fn search(
 ) -> Response {
     let started = Instant::now();
     let r = async {
-        if body.len() > 16 * 1024 {
-            return Err(ApiError::new(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "body_too_large",
-                "a search request is at most 16 KiB",
-            ));
-        }
-        let req: SearchRequest = serde_json::from_slice(&body)
-            .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
+        let req: SearchRequest = small_json(&body)?;
         let (a, p2) = (api.clone(), p.clone());
         let (account, min, wait) = (req.account.clone(), req.min_commit_seq, req.wait_ms);
         after_wait(&a, &p2, account.as_deref(), min, wait, true, move || {
