@@ -2,7 +2,8 @@
 //! the Confluent wire format with ids from a Confluent Schema Registry.
 //!
 //! With a registry, [`Codec::connect`] registers the current schema of each record under the
-//! subject `<topic>-value` of the topic it is written to (intents, outbox, receipts, views),
+//! subject `<topic>-value` of the topic it is written to (intents, outbox, receipts, views,
+//! the four source topics),
 //! after asking the registry whether the schema is compatible with the subject's latest
 //! version (an incompatible schema stops the process before it writes anything). Records are
 //! then written as magic 0 + the 4-byte id + the Avro body. Ids read on the wire are resolved
@@ -24,7 +25,10 @@ use kledger_schemas::avro::{
     CONFLUENT_MAGIC, KnownSchemas, Record, SINGLE_OBJECT_HEADER, Schema, SchemaLookup,
     encode_confluent, encode_single_object,
 };
-use kledger_schemas::{Commit, Intent, Receipt, View};
+use kledger_schemas::{
+    CalendarSource, Commit, ConversationSource, Intent, PersonSource, Receipt, ScreenSource,
+    SourceKind, SourceOp, View,
+};
 use serde_json::{Value, json};
 
 use kledger_runtime::config::Config;
@@ -179,6 +183,8 @@ pub struct SchemaIds {
     pub receipt: u32,
     /// `<views topic>-value`.
     pub view: u32,
+    /// `<source topic>-value` of each source, in [`SourceKind::ALL`]'s order.
+    pub sources: [u32; 4],
 }
 
 /// How a process frames and reads records (see the module doc).
@@ -203,7 +209,7 @@ impl Codec {
         }
     }
 
-    /// The codec `config` asks for: with `registry.url` set, registers the four subjects
+    /// The codec `config` asks for: with `registry.url` set, registers the eight subjects
     /// (blocking; run it off the async executor).
     pub fn connect(config: &Config) -> anyhow::Result<Self> {
         let r = &config.registry;
@@ -222,6 +228,15 @@ impl Codec {
             commit: reg(&t.outbox, Commit::SCHEMA_JSON)?,
             receipt: reg(&t.receipts, Receipt::SCHEMA_JSON)?,
             view: reg(&t.views, View::SCHEMA_JSON)?,
+            sources: [
+                reg(t.source(SourceKind::People), PersonSource::SCHEMA_JSON)?,
+                reg(
+                    t.source(SourceKind::Conversations),
+                    ConversationSource::SCHEMA_JSON,
+                )?,
+                reg(t.source(SourceKind::Calendar), CalendarSource::SCHEMA_JSON)?,
+                reg(t.source(SourceKind::Screen), ScreenSource::SCHEMA_JSON)?,
+            ],
         };
         tracing::info!(registry = %kledger_runtime::config::redact_url(&r.url), ?ids, "schemas registered");
         Ok(Self {
@@ -241,6 +256,10 @@ impl Codec {
             "Commit" => Some(ids.commit),
             "Receipt" => Some(ids.receipt),
             "View" => Some(ids.view),
+            "PersonSource" => Some(ids.sources[0]),
+            "ConversationSource" => Some(ids.sources[1]),
+            "CalendarSource" => Some(ids.sources[2]),
+            "ScreenSource" => Some(ids.sources[3]),
             _ => None,
         }
     }
@@ -257,6 +276,20 @@ impl Codec {
         }
     }
 
+    /// Encodes the record of `op`'s source topic that puts `op` into `account_id`'s ledger, in
+    /// this process's framing.
+    pub fn encode_source(&self, account_id: &str, version: Option<&str>, op: &SourceOp) -> Vec<u8> {
+        let single = kledger_schemas::encode_source(account_id, version, op);
+        let at = SourceKind::ALL
+            .iter()
+            .position(|k| *k == op.doc.source())
+            .unwrap_or(0);
+        match &self.registry {
+            Some((_, ids)) => reframe(single, ids.sources[at]),
+            None => single,
+        }
+    }
+
     /// Reframes a single-object encoded record of `T` (e.g. a sealed commit) in this process's
     /// framing.
     pub fn frame<T: Record>(&self, single_object: Vec<u8>) -> Vec<u8> {
@@ -265,17 +298,20 @@ impl Codec {
             .as_ref()
             .and_then(|(_, ids)| Self::id_of::<T>(ids))
         {
-            Some(id) => {
-                let body = &single_object[SINGLE_OBJECT_HEADER..];
-                let mut out = Vec::with_capacity(body.len() + 5);
-                out.push(CONFLUENT_MAGIC);
-                out.extend_from_slice(&id.to_be_bytes());
-                out.extend_from_slice(body);
-                out
-            }
+            Some(id) => reframe(single_object, id),
             None => single_object,
         }
     }
+}
+
+/// A single-object encoded record in the Confluent framing with registry id `id`.
+fn reframe(single_object: Vec<u8>, id: u32) -> Vec<u8> {
+    let body = &single_object[SINGLE_OBJECT_HEADER..];
+    let mut out = Vec::with_capacity(body.len() + 5);
+    out.push(CONFLUENT_MAGIC);
+    out.extend_from_slice(&id.to_be_bytes());
+    out.extend_from_slice(body);
+    out
 }
 
 impl SchemaLookup for Codec {

@@ -1,4 +1,5 @@
-//! Topic names and administration: create the six topics, check co-partitioning.
+//! Topic names and administration: create the ledger's six topics and the four source topics,
+//! check co-partitioning.
 
 use std::time::Duration;
 
@@ -156,6 +157,27 @@ pub fn check(cluster: &ClientConfig, topics: &Topics) -> anyhow::Result<i32> {
         );
     }
     Ok(intents)
+}
+
+/// Refuses to run the intake unless every source topic exists (they are created with the
+/// rest; a ledger whose topics predate them needs `kledger topics create`). Their partition
+/// counts are free: the intake keys what it forwards by account. Blocking.
+pub fn check_sources(cluster: &ClientConfig, topics: &Topics) -> anyhow::Result<()> {
+    let names: Vec<&str> = topics.sources.iter().map(String::as_str).collect();
+    let counts = partition_counts(cluster, &names)?;
+    let missing: Vec<&str> = names
+        .iter()
+        .zip(&counts)
+        .filter(|(_, c)| c.is_none())
+        .map(|(n, _)| *n)
+        .collect();
+    if !missing.is_empty() {
+        bail!(
+            "source topics {} do not exist (run `kledger topics create`)",
+            missing.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// Whether every partition of `topic` is empty (high watermark 0). Blocking.

@@ -5,7 +5,8 @@
 //! - [`project`]: the projections of the outbox (views, vectors) and their one driver.
 //! - [`replay`]: `kledger replay verify`; [`rebuild`]: `kledger rebuild`;
 //!   [`repartition`]: `kledger repartition`; [`stateops`]: restoring a state directory.
-//! - [`publish`]: intents from JSON lines to the topic; [`offline`]: `kledger apply`;
+//! - [`intake`]: the source topics into the intents topic;
+//! - [`publish`]: intents (or source documents) from JSON lines to their topic; [`offline`]: `kledger apply`;
 //!   [`replan`]: the demo's extractor, planning again what the processor sent back.
 //! - [`migrate`]: legacy memory rows; [`legacy_vectors`]: legacy vector collections.
 //!
@@ -14,6 +15,7 @@
 
 pub mod apply;
 pub mod context;
+pub mod intake;
 pub mod keys;
 pub mod legacy_vectors;
 pub mod migrate;

@@ -1,5 +1,6 @@
 //! `kledger publish`: intent records as JSON lines → Avro → the intents topic, keyed by account,
-//! on the murmur2 partition, with the line's timestamp as the record timestamp.
+//! on the murmur2 partition, with the line's timestamp as the record timestamp; with `--kind`,
+//! source documents → Avro → their source topic, keyed by account.
 
 use std::collections::BTreeSet;
 use std::io::BufRead;
@@ -14,8 +15,16 @@ use rdkafka::producer::{BaseRecord, Producer};
 use kledger_kafka::clients::{DeliveryContext, producer_config, send_waiting};
 use kledger_runtime::config::Config;
 
-/// The intent record of one source document line of `kind`.
-fn source_record(text: &str, kind: SourceKind) -> Result<IntentRecord, String> {
+/// One source document line of `kind`, ready for its topic.
+struct SourceLine {
+    account: String,
+    timestamp: i64,
+    version: Option<String>,
+    op: kledger_schemas::SourceOp,
+}
+
+/// Parses one source document line of `kind`.
+fn source_line(text: &str, kind: SourceKind) -> Result<SourceLine, String> {
     let env: SourceEnvelope = serde_json::from_str(text).map_err(|e| e.to_string())?;
     let account = env
         .account_id
@@ -28,17 +37,11 @@ fn source_record(text: &str, kind: SourceKind) -> Result<IntentRecord, String> {
     });
     let version = env.version.clone();
     let op = env.op(kind)?;
-    Ok(IntentRecord {
+    Ok(SourceLine {
+        account,
         timestamp,
-        partition: None,
-        offset: None,
-        intent: kledger_processors::sources::intent_for(
-            &account,
-            op,
-            "kledger-publish",
-            None,
-            version.as_deref(),
-        ),
+        version,
+        op,
     })
 }
 
@@ -59,6 +62,7 @@ pub struct Publisher {
     producer: kledger_kafka::clients::PolledProducer<DeliveryContext>,
     reports: Receiver<kledger_kafka::clients::Delivery>,
     topic: String,
+    topics: kledger_kafka::topics::Topics,
     partitions: i32,
     in_flight: BTreeSet<u64>,
     next_id: u64,
@@ -87,6 +91,7 @@ impl Publisher {
             producer,
             reports,
             topic: config.topics().intents,
+            topics: config.topics(),
             partitions,
             in_flight: BTreeSet::new(),
             next_id: 0,
@@ -112,13 +117,67 @@ impl Publisher {
     pub fn send(&mut self, record: &IntentRecord) -> anyhow::Result<u64> {
         let key = record.intent.account_id.as_bytes();
         let payload = self.codec.encode(&record.intent);
+        let p = Some(partition_for(key, self.partitions));
+        let topic = self.topic.clone();
+        self.send_to(&topic, key, &payload, p, record.timestamp)
+    }
+
+    /// Why the source document `line` cannot be sent: its record, or the intent the intake
+    /// would make of it, is over the record budget (it would be dead-lettered `oversize`).
+    fn refuses_source(&self, line: &SourceLine) -> Option<String> {
+        let record = self
+            .codec
+            .encode_source(&line.account, line.version.as_deref(), &line.op);
+        let intent = kledger_processors::sources::intent_for(
+            &line.account,
+            line.op.clone(),
+            crate::intake::EXTRACTOR,
+            None,
+            line.version.as_deref(),
+        );
+        let n = record.len().max(self.codec.encode(&intent).len());
+        (n > self.record_bytes_max).then(|| {
+            format!(
+                "the document's record is {n} bytes, over the record budget of {} bytes",
+                self.record_bytes_max
+            )
+        })
+    }
+
+    /// Sends a source document to its source topic, keyed by its account (the producer's
+    /// murmur2 partitioner picks the partition).
+    fn send_source(&mut self, line: &SourceLine) -> anyhow::Result<u64> {
+        let payload = self
+            .codec
+            .encode_source(&line.account, line.version.as_deref(), &line.op);
+        let topic = self.topics.source(line.op.doc.source()).to_owned();
+        self.send_to(
+            &topic,
+            line.account.as_bytes(),
+            &payload,
+            None,
+            line.timestamp,
+        )
+    }
+
+    /// Sends `payload` keyed `key` to `topic` (on `partition`, else the partitioner's).
+    fn send_to(
+        &mut self,
+        topic: &str,
+        key: &[u8],
+        payload: &[u8],
+        partition: Option<i32>,
+        timestamp: i64,
+    ) -> anyhow::Result<u64> {
         let id = self.next_id;
         self.next_id += 1;
-        let rec = BaseRecord::with_opaque_to(&self.topic, Box::new(id))
+        let mut rec = BaseRecord::with_opaque_to(topic, Box::new(id))
             .key(key)
-            .payload(payload.as_slice())
-            .partition(partition_for(key, self.partitions))
-            .timestamp(record.timestamp);
+            .payload(payload)
+            .timestamp(timestamp);
+        if let Some(p) = partition {
+            rec = rec.partition(p);
+        }
         let deadline = Instant::now() + Duration::from_secs(60);
         send_waiting(&self.producer, rec, deadline)
             .map_err(|(e, _)| anyhow::anyhow!("send: {e}"))?;
@@ -154,9 +213,11 @@ impl Publisher {
     }
 }
 
-/// Publishes every line of `input` to the intents topic (with `partitions` partitions): intent
-/// records, or with `kind` source documents of that kind ([`kledger_schemas::SourceEnvelope`],
-/// each made the intent [`kledger_processors::sources::intent_for`] makes). Blocking.
+/// Publishes every line of `input`: intent records to the intents topic (with `partitions`
+/// partitions), or with `kind` source documents of that kind
+/// ([`kledger_schemas::SourceEnvelope`]) to that source's topic, from which the intake
+/// forwards each as the intent [`kledger_processors::sources::intent_for`] makes
+/// ([`crate::intake`]). Blocking.
 pub fn publish(
     config: &Config,
     partitions: i32,
@@ -192,24 +253,27 @@ pub fn publish(
         if text.is_empty() {
             continue;
         }
-        let parsed = match kind {
-            None => serde_json::from_str(text).map_err(|e| e.to_string()),
-            Some(kind) => source_record(text, kind),
+        let sent = match kind {
+            None => serde_json::from_str::<IntentRecord>(text)
+                .map_err(|e| e.to_string())
+                .and_then(|r| match publisher.refuses(&r) {
+                    Some(why) => Err(why),
+                    None => Ok(Ok(r)),
+                }),
+            Some(kind) => source_line(text, kind).and_then(|l| match publisher.refuses_source(&l) {
+                Some(why) => Err(why),
+                None => Ok(Err(l)),
+            }),
         };
-        let record: IntentRecord = match parsed {
-            Ok(r) => r,
+        let done = match sent {
+            Ok(Ok(record)) => publisher.send(&record),
+            Ok(Err(line)) => publisher.send_source(&line),
             Err(e) => {
                 invalid(&mut summary, n, e);
                 continue;
             }
-        };
-        if let Some(why) = publisher.refuses(&record) {
-            invalid(&mut summary, n, why);
-            continue;
         }
-        let done = publisher
-            .send(&record)
-            .with_context(|| format!("line {n}"))?;
+        .with_context(|| format!("line {n}"))?;
         summary.published += done;
         bar.inc(done);
     }

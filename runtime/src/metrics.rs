@@ -121,6 +121,13 @@ pub const MCP_SESSIONS: &str = "kledger_mcp_sessions";
 /// opened; `too_many_sessions`).
 pub const MCP_SESSIONS_REFUSED_TOTAL: &str = "kledger_mcp_sessions_refused_total";
 
+/// Source records the intake handled, by `source` and `outcome` (`forwarded` to the intents
+/// topic, `dead_lettered`).
+pub const INTAKE_RECORDS_TOTAL: &str = "kledger_intake_records_total";
+/// Records of a source topic's partition the intake has not forwarded yet, by `source` and
+/// `partition` (librdkafka's consumer lag, every 5 s).
+pub const INTAKE_LAG_RECORDS: &str = "kledger_intake_lag_records";
+
 /// Every dead-letter code (docs/error-codes.md): each `kledger_deadletters_total{code}` series
 /// is exported at 0 from the start, so a dashboard's `sum by (code)` has data before the first
 /// dead letter.
@@ -197,6 +204,8 @@ pub const ALL: &[&str] = &[
     API_WAITS,
     MCP_SESSIONS,
     MCP_SESSIONS_REFUSED_TOTAL,
+    INTAKE_RECORDS_TOTAL,
+    INTAKE_LAG_RECORDS,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();

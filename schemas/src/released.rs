@@ -19,4 +19,9 @@ pub const ALL: &[&str] = &[
     // source kinds of `Kind`, `WriteReason.source_sync` and `Row.record`.
     include_str!("../avro/released/intent.v2.avsc"),
     include_str!("../avro/released/commit.v4.avsc"),
+    // Wave 3 (source topics): the record of each source's topic.
+    include_str!("../avro/released/person_source.v1.avsc"),
+    include_str!("../avro/released/conversation_source.v1.avsc"),
+    include_str!("../avro/released/calendar_source.v1.avsc"),
+    include_str!("../avro/released/screen_source.v1.avsc"),
 ];

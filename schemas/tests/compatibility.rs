@@ -164,6 +164,17 @@ proptest! {
 
     #[test]
     fn current_reads_released_views(v in common::view()) { reads_every_release(&v) }
+
+    #[test]
+    fn current_reads_released_source_topic_records(doc in common::source_doc(), acl in common::acl()) {
+        let (account_id, version, visibility) = ("t_a/user/u_1".to_owned(), Some("7".to_owned()), Visibility::Private);
+        match doc {
+            SourceDoc::Person(doc) => reads_every_release(&PersonSource { account_id, version, visibility, acl, doc }),
+            SourceDoc::Conversation(doc) => reads_every_release(&ConversationSource { account_id, version, visibility, acl, doc }),
+            SourceDoc::Calendar(doc) => reads_every_release(&CalendarSource { account_id, version, visibility, acl, doc }),
+            SourceDoc::Screen(doc) => reads_every_release(&ScreenSource { account_id, version, visibility, acl, doc }),
+        }
+    }
 }
 
 /// An older writer without `planned_against.policy` (which has a default): its data resolves

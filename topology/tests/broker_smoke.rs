@@ -23,7 +23,8 @@ async fn topics_are_created_and_checked() {
     )
     .await
     .unwrap();
-    assert_eq!(created.len(), 6);
+    // The ledger's six topics and the four source topics.
+    assert_eq!(created.len(), 10);
     let again = topics::create(
         &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
         &t,
@@ -35,13 +36,22 @@ async fn topics_are_created_and_checked() {
     .unwrap();
     assert!(again.is_empty(), "creating twice is a no-op");
     let b = broker.bootstrap();
-    let n = tokio::task::spawn_blocking(move || {
-        topics::check(&kledger_topology::kafka::clients::client_at(&b, []), &t)
+    let (n, missing) = tokio::task::spawn_blocking(move || {
+        let cluster = kledger_topology::kafka::clients::client_at(&b, []);
+        let n = topics::check(&cluster, &t).unwrap();
+        topics::check_sources(&cluster, &t).unwrap();
+        // A ledger whose topics predate the source topics is told to create them.
+        let mut old = t.clone();
+        old.sources[2] = "smoke.sources.never.v1".into();
+        (n, topics::check_sources(&cluster, &old).unwrap_err())
     })
     .await
-    .unwrap()
     .unwrap();
     assert_eq!(n, 3);
+    assert!(
+        missing.to_string().contains("smoke.sources.never.v1 do not exist"),
+        "{missing}"
+    );
     // A mismatched outbox is refused.
     let bad = Topics {
         outbox: "smoke.other.v1".into(),

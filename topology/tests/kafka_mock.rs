@@ -31,6 +31,7 @@ fn mock_config(
     // Faults are aimed at the processor; the view sink has its own e2e test.
     c.views.enabled = false;
     c.vectors.enabled = false;
+    c.sources.intake = false;
     for t in [
         c.topics().intents,
         c.topics().outbox,

@@ -2,7 +2,8 @@
 //! implementation of the Confluent Schema Registry REST subset — no Confluent-compatible
 //! registry server is available from this machine's package registries; see its module doc).
 //!
-//! With `registry.url` set: the four subjects `<topic>-value` are registered; intents published
+//! With `registry.url` set: the eight subjects `<topic>-value` are registered (the source
+//! topics' too); intents published
 //! by kledger, commits, receipts and views are written in the Confluent wire format with the
 //! registered ids; intents written earlier in single-object encoding still decode; an unknown
 //! id is dead-lettered `unknown_schema`; the outbox equals the offline expectation, replay
@@ -16,7 +17,10 @@ use std::time::Duration;
 use common::*;
 use kledger_processors::routing::partition_for;
 use kledger_schemas::avro::decode;
-use kledger_schemas::{Commit, Receipt, View};
+use kledger_schemas::{
+    Acl, Commit, PersonDoc, Receipt, SourceDoc, SourceKind, SourceOp, View, Visibility,
+    decode_source,
+};
 use kledger_testkit::registry::TestRegistry;
 use kledger_topology::config::Config;
 use kledger_topology::kafka::codec::Codec;
@@ -79,11 +83,30 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
     let subjects = registry.subjects();
     let t = c.topics();
     let id = |topic: &str| subjects[&format!("{topic}-value")][0];
-    assert_eq!(subjects.len(), 4, "{subjects:?}");
-    let ids = Codec::connect(&c).unwrap().ids().unwrap();
+    assert_eq!(subjects.len(), 8, "{subjects:?}");
+    let codec = Codec::connect(&c).unwrap();
+    let ids = codec.ids().unwrap();
     assert_eq!(
         (ids.intent, ids.commit, ids.receipt, ids.view),
         (id(&t.intents), id(&t.outbox), id(&t.receipts), id(&t.views))
+    );
+    assert_eq!(ids.sources, t.sources.clone().map(|s| id(&s)));
+    // A source topic's record is framed with its subject's id, and read back through it.
+    let op = SourceOp {
+        doc: SourceDoc::Person(PersonDoc {
+            person_id: "person:ana".into(),
+            names: vec!["Ana".into()],
+            retained_names: Vec::new(),
+            emails: Vec::new(),
+        }),
+        visibility: Visibility::Private,
+        acl: Acl::default(),
+    };
+    let framed = codec.encode_source("t_acme/user/u_1", Some("3"), &op);
+    assert_eq!(confluent_id(&framed), Some(ids.sources[0]));
+    assert_eq!(
+        decode_source(SourceKind::People, &framed, &codec),
+        Ok(("t_acme/user/u_1".into(), Some("3".into()), op))
     );
 
     // Framing on every topic.

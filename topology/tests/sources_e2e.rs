@@ -136,6 +136,7 @@ fn sources_in_timeline_out_and_purged_everywhere() {
         ],
     );
     assert!(said.contains("2 published, 1 invalid"), "{said}");
+    intake_forwards_once_and_dead_letters(&b, &c, &publish);
     publish(
         "conversation",
         &[
@@ -315,6 +316,99 @@ fn sources_in_timeline_out_and_purged_everywhere() {
     let v = until(port, "/v1/entities/Zoe/timeline?sources=calendar", |_| true);
     assert_eq!(v["person"]["person_id"], "person:zoe", "{v}");
     drop(running);
+}
+
+/// The people documents just published reach the ledger through the intake; published again,
+/// each is forwarded as the same intent (the processor answers `duplicate`); a record of
+/// another schema, or not Avro at all, on the people topic is dead-lettered with its code and
+/// where it was read.
+fn intake_forwards_once_and_dead_letters(
+    b: &TestBroker,
+    c: &kledger_topology::config::Config,
+    publish: &dyn Fn(&str, &[Value]) -> String,
+) {
+    let t = c.topics();
+    let people = t.source(SourceKind::People).to_owned();
+    let lines = [
+        json!({"account_id": ACCT, "timestamp": T0, "person_id": "person:ana",
+               "names": ["Ana"], "emails": ["ana@example.com"]}),
+        json!({"account_id": ACCT, "timestamp": T0, "person_id": "person:zoe", "names": ["Zoe"]}),
+    ];
+    let outcomes = |want: usize| -> Vec<(String, Outcome)> {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let got: Vec<(String, Outcome)> = read_all(&b.bootstrap, &t.receipts, 4)
+                .iter()
+                .filter_map(|r| kledger_schemas::avro::decode::<Receipt>(&r.payload, &kledger_schemas::avro::NoRegistry).ok())
+                .filter(|r| r.action_id.starts_with("src_"))
+                .map(|r| (r.action_id, r.outcome))
+                .collect();
+            if got.len() >= want {
+                return got;
+            }
+            assert!(Instant::now() < deadline, "{got:?}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    };
+    let first = outcomes(2);
+    assert!(first.iter().all(|(_, o)| *o == Outcome::Committed), "{first:?}");
+    assert!(publish("people", &lines).contains("2 published, 0 invalid"));
+    let again = outcomes(4);
+    let dupes: Vec<&String> = again
+        .iter()
+        .filter(|(_, o)| *o == Outcome::Duplicate)
+        .map(|(a, _)| a)
+        .collect();
+    let mut firsts: Vec<&String> = first.iter().map(|(a, _)| a).collect();
+    firsts.sort();
+    let mut dupes_sorted = dupes.clone();
+    dupes_sorted.sort();
+    assert_eq!(dupes_sorted, firsts, "{again:?}");
+
+    // Not the topic's record: dead letters, with the code and the source position.
+    let span = SourceOp {
+        doc: SourceDoc::Screen(ScreenDoc {
+            span_id: "span_x".into(),
+            start: 1,
+            end: 2,
+            app: "Mail".into(),
+            window_title: "x".into(),
+            person_ids: Vec::new(),
+            ocr_text: None,
+        }),
+        visibility: Visibility::Private,
+        acl: Acl::default(),
+    };
+    let producer: rdkafka::producer::BaseProducer =
+        kledger_topology::kafka::clients::client_at(&b.bootstrap, [])
+            .create()
+            .unwrap();
+    for payload in [b"not avro".to_vec(), encode_source(ACCT, None, &span)] {
+        producer
+            .send(
+                rdkafka::producer::BaseRecord::to(&people)
+                    .key(ACCT)
+                    .payload(&payload),
+            )
+            .unwrap();
+    }
+    rdkafka::producer::Producer::flush(&producer, Duration::from_secs(10)).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let codes = loop {
+        let codes: Vec<String> = read_all(&b.bootstrap, &t.deadletter, 4)
+            .into_iter()
+            .filter(|r| r.headers.get("kledger.source.topic") == Some(&people))
+            .map(|r| r.headers["kledger.error.code"].clone())
+            .collect();
+        if codes.len() >= 2 {
+            break codes;
+        }
+        assert!(Instant::now() < deadline, "{codes:?}");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    let mut codes = codes;
+    codes.sort();
+    assert_eq!(codes, ["bad_magic", "schema_mismatch"]);
 }
 
 /// The README's example, as it is written there: a fact about Dana and three source

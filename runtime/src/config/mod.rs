@@ -379,13 +379,19 @@ impl Config {
             "kafka.intents_retention_ms must be positive, or -1 (forever)"
         );
         for (name, batch) in [
-            ("processor", &self.processor.batch),
-            ("views", &self.views.batch),
-            ("vectors", &self.vectors.batch),
+            ("processor.batch", &self.processor.batch),
+            ("views.batch", &self.views.batch),
+            ("vectors.batch", &self.vectors.batch),
+            ("sources.batch", &self.sources.batch),
+            ("sources.intake_batch", &self.sources.intake_batch),
         ] {
             anyhow::ensure!(
                 (1..=100_000).contains(&batch.records_max),
-                "{name}.batch.records_max must be in 1..=100000"
+                "{name}.records_max must be in 1..=100000"
+            );
+            anyhow::ensure!(
+                batch.wait_ms <= 60_000,
+                "{name}.wait_ms must be ≤ 60000"
             );
         }
         anyhow::ensure!(

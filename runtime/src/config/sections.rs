@@ -345,6 +345,11 @@ pub struct SourcesConfig {
     pub memtable_bytes: usize,
     /// The sink's batches.
     pub batch: BatchConfig,
+    /// Run the source intake in a process with the `apply` role: the source topics forwarded
+    /// to the intents topic (`kledger_pipeline::intake`).
+    pub intake: bool,
+    /// The intake's batches (records forwarded, then their offsets committed).
+    pub intake_batch: BatchConfig,
     /// People documents an alias is resolved against at most: an account with more has no
     /// exhaustive people scan, so its aliases resolve to nobody (person ids still do).
     pub people_scan_max: usize,
@@ -384,6 +389,11 @@ impl Default for SourcesConfig {
             batch: BatchConfig {
                 records_max: 2_000,
                 wait_ms: 50,
+            },
+            intake: true,
+            intake_batch: BatchConfig {
+                records_max: 500,
+                wait_ms: 20,
             },
             people_scan_max: 1_000,
             entries_max: 200,

@@ -1,6 +1,8 @@
 //! Topic names under a prefix and what kledger sets on each topic: data the configuration
 //! derives, with no client in it (creating and checking topics is `kledger_kafka::topics`).
 
+use kledger_schemas::SourceKind;
+
 /// The topic names under a prefix.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Topics {
@@ -17,6 +19,10 @@ pub struct Topics {
     /// Data keys (rules v4), compacted: a key per sealed row (key = account and key id),
     /// a tombstone when a purge destroys it, and the ledger's secret on partition 0.
     pub keys: String,
+    /// The source topics (key = account id), one per [`SourceKind`] in [`SourceKind::ALL`]'s
+    /// order: documents of the owner's other systems, forwarded by the intake as `source`
+    /// intents.
+    pub sources: [String; 4],
 }
 
 /// Retention of receipts (7 days): they answer extractors, the outbox is the record.
@@ -51,11 +57,27 @@ impl Topics {
             views: format!("{prefix}.views.v1"),
             deadletter: format!("{prefix}.deadletter.v1"),
             keys: format!("{prefix}.keys.v1"),
+            sources: SourceKind::ALL.map(|k| format!("{prefix}.sources.{}.v1", k.as_str())),
         }
     }
 
+    /// The topic of `source`'s documents.
+    pub fn source(&self, source: SourceKind) -> &str {
+        let at = SourceKind::ALL.iter().position(|k| *k == source).unwrap_or(0);
+        &self.sources[at]
+    }
+
+    /// The source whose documents `topic` carries (`None`: not a source topic).
+    pub fn source_of(&self, topic: &str) -> Option<SourceKind> {
+        SourceKind::ALL
+            .into_iter()
+            .zip(&self.sources)
+            .find_map(|(k, t)| (t == topic).then_some(k))
+    }
+
     /// Every topic with its configuration (name, configs). The outbox is kept forever (it is
-    /// the changelog of state); intents, dead letters and receipts are deleted by time
+    /// the changelog of state); intents, the source topics, dead letters and receipts are
+    /// deleted by time
     /// (`cleanup.policy` is set explicitly: the embedded broker deletes only where it is);
     /// views are compacted, with segments rolled hourly and compaction due within an hour, so an
     /// older View is gone within about two hours on Kafka (the embedded broker compacts at
@@ -73,7 +95,12 @@ impl Topics {
             ]
         };
         let intents = by_time(settings.intents_retention_ms);
-        vec![
+        let sources: Vec<_> = self
+            .sources
+            .iter()
+            .map(|t| (t.as_str(), intents.clone()))
+            .collect();
+        let mut specs = vec![
             (self.intents.as_str(), intents.clone()),
             (
                 self.outbox.as_str(),
@@ -93,7 +120,7 @@ impl Topics {
                     max.clone(),
                 ],
             ),
-            (self.deadletter.as_str(), intents),
+            (self.deadletter.as_str(), intents.clone()),
             (
                 self.keys.as_str(),
                 vec![
@@ -105,6 +132,8 @@ impl Topics {
                     max.clone(),
                 ],
             ),
-        ]
+        ];
+        specs.extend(sources);
+        specs
     }
 }

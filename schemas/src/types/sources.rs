@@ -249,6 +249,14 @@ pub enum SourceKind {
 }
 
 impl SourceKind {
+    /// Every source, in order.
+    pub const ALL: [SourceKind; 4] = [
+        Self::People,
+        Self::Conversations,
+        Self::Calendar,
+        Self::Screen,
+    ];
+
     /// The name in `--kind`, `sources=` and answers.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -261,14 +269,7 @@ impl SourceKind {
 
     /// Parses a source name (`people`, `conversations`, `calendar`, `screen`).
     pub fn parse(s: &str) -> Option<Self> {
-        [
-            Self::People,
-            Self::Conversations,
-            Self::Calendar,
-            Self::Screen,
-        ]
-        .into_iter()
-        .find(|k| k.as_str() == s)
+        Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
 
     /// The row kind that holds this source's documents.
@@ -469,5 +470,144 @@ impl SourceEnvelope {
             visibility: self.visibility.unwrap_or(Visibility::Private),
             acl: self.acl.unwrap_or_default(),
         })
+    }
+}
+
+/// Declares the record of one source topic: a document of one kind with its owner, version
+/// and access (the topic's value; the key is the account id).
+macro_rules! source_message {
+    ($(#[$meta:meta])* $name:ident, $doc:ident, $variant:ident, $kind:ident, $file:literal) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub struct $name {
+            /// The owner's account, `{tenant_id}/{owner_kind}/{owner_id}` (the record key too).
+            pub account_id: String,
+            /// The document's version in its source system (≤64 chars): the same version
+            /// sent again is a `duplicate` (without one, the content decides).
+            #[serde(default)]
+            pub version: Option<String>,
+            /// cm_payload_v1 visibility (private by default: the owner's).
+            #[serde(default = "private")]
+            pub visibility: Visibility,
+            /// Readers granted access to a confidential document.
+            #[serde(default)]
+            pub acl: Acl,
+            /// The document.
+            pub doc: $doc,
+        }
+        avro_record!($name {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc
+        });
+        crate::avro::wire::record!($name, $file);
+
+        impl $name {
+            /// The source whose topic carries it.
+            pub const SOURCE: SourceKind = SourceKind::$kind;
+
+            /// Its account, version and the `source` op it puts.
+            pub fn into_parts(self) -> (String, Option<String>, SourceOp) {
+                let op = SourceOp {
+                    doc: SourceDoc::$variant(self.doc),
+                    visibility: self.visibility,
+                    acl: self.acl,
+                };
+                (self.account_id, self.version, op)
+            }
+        }
+    };
+}
+
+source_message!(
+    /// A people document on `<prefix>.sources.people.v1`.
+    PersonSource,
+    PersonDoc,
+    Person,
+    People,
+    "person_source.avsc"
+);
+source_message!(
+    /// A conversation summary on `<prefix>.sources.conversations.v1`.
+    ConversationSource,
+    ConversationDoc,
+    Conversation,
+    Conversations,
+    "conversation_source.avsc"
+);
+source_message!(
+    /// A calendar event on `<prefix>.sources.calendar.v1`.
+    CalendarSource,
+    CalendarDoc,
+    Calendar,
+    Calendar,
+    "calendar_source.avsc"
+);
+source_message!(
+    /// A screen app/window span on `<prefix>.sources.screen.v1`.
+    ScreenSource,
+    ScreenDoc,
+    Screen,
+    Screen,
+    "screen_source.avsc"
+);
+
+/// A record read from `source`'s topic: its account, version and the `source` op it puts.
+pub fn decode_source(
+    source: SourceKind,
+    bytes: &[u8],
+    lookup: &dyn crate::avro::SchemaLookup,
+) -> Result<(String, Option<String>, SourceOp), DecodeError> {
+    use crate::avro::decode;
+    Ok(match source {
+        SourceKind::People => decode::<PersonSource>(bytes, lookup)?.into_parts(),
+        SourceKind::Conversations => decode::<ConversationSource>(bytes, lookup)?.into_parts(),
+        SourceKind::Calendar => decode::<CalendarSource>(bytes, lookup)?.into_parts(),
+        SourceKind::Screen => decode::<ScreenSource>(bytes, lookup)?.into_parts(),
+    })
+}
+
+/// The record that puts `op` into `account_id`'s ledger, for the topic of its document's
+/// source (`op.doc.source()`), single-object encoded.
+pub fn encode_source(
+    account_id: &str,
+    version: Option<&str>,
+    op: &SourceOp,
+) -> Vec<u8> {
+    use crate::avro::encode_single_object;
+    let (account_id, version) = (account_id.to_owned(), version.map(str::to_owned));
+    let (visibility, acl) = (op.visibility, op.acl.clone());
+    match op.doc.clone() {
+        SourceDoc::Person(doc) => encode_single_object(&PersonSource {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc,
+        }),
+        SourceDoc::Conversation(doc) => encode_single_object(&ConversationSource {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc,
+        }),
+        SourceDoc::Calendar(doc) => encode_single_object(&CalendarSource {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc,
+        }),
+        SourceDoc::Screen(doc) => encode_single_object(&ScreenSource {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc,
+        }),
     }
 }

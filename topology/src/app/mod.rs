@@ -2,7 +2,7 @@
 //!
 //! [`start_roles`] starts the embedded broker (when configured), prepares the topics, builds
 //! the one `AppContext` every part shares, opens the stores its roles need, and starts one
-//! part per role (`parts`): the processor, the view sink, the vector sink (or the search
+//! part per role (`parts`): the processor (and the source intake beside it), the view sink, the vector sink (or the search
 //! reader of another process's vector projection), a follower of projections another process
 //! owns, and the HTTP listener. [`Running::stop`] triggers the shutdown and waits for each part.
 //!
@@ -106,7 +106,7 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         None
     };
     let bootstrap = config.bootstrap();
-    let partitions = prepare_topics(&config).await?;
+    let partitions = prepare_topics(&config, roles.apply && config.sources.intake).await?;
     config.kafka.partitions = partitions;
     let c = config.clone();
     let codec = Arc::new(tokio::task::spawn_blocking(move || Codec::connect(&c)).await??);
@@ -187,6 +187,9 @@ pub async fn start_roles(config: Config, roles: Roles) -> anyhow::Result<Running
         None => None,
     };
     let mut sinks = Vec::new();
+    if roles.apply && config.sources.intake {
+        sinks.push(parts::intake(&ctx)?);
+    }
     if views_owner
         && config.views.enabled
         && let Some(live) = views.clone()
@@ -252,10 +255,10 @@ async fn serve_http(
 /// First and largest pause between attempts to reach the broker at start.
 const START_BACKOFF: crate::backoff::Backoff = crate::backoff::Backoff::from_millis(500, 30_000);
 
-/// Creates the topics (when configured) and checks them; returns the partition count. An
-/// unreachable broker is waited for with backoff (logged), for as long as it takes; topics
+/// Creates the topics (when configured) and checks them (the source topics when this process
+/// runs the `intake`); returns the partition count. An unreachable broker is waited for with backoff (logged), for as long as it takes; topics
 /// that are missing or not co-partitioned are a configuration error and end the start.
-async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
+async fn prepare_topics(config: &Config, intake: bool) -> anyhow::Result<i32> {
     let bootstrap = config.bootstrap();
     let t = config.topics();
     // A client that cannot log in will not by waiting: one line, and the end. An unreachable
@@ -279,6 +282,9 @@ async fn prepare_topics(config: &Config) -> anyhow::Result<i32> {
             );
             tokio::task::spawn_blocking(move || {
                 let n = topics::check(&b, &t2)?;
+                if intake {
+                    topics::check_sources(&b, &t2)?;
+                }
                 // A ledger `kledger repartition` moved is not run on its old topics.
                 if let Some((prefix, to)) =
                     crate::pipeline::repartition::moved_to(&c, &t2.keys)?

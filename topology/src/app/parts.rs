@@ -1,5 +1,5 @@
-//! One function per part of a running kledger: the processor (`apply`), the two projection
-//! sinks (`project-views`, `project-qdrant`), the follower of projections another process
+//! One function per part of a running kledger: the processor (`apply`) and the source intake
+//! beside it, the projection sinks (`project-views`, `project-qdrant`), the follower of projections another process
 //! owns, and the HTTP listener (`api`); and what they share: threads, supervision, stores.
 
 use std::sync::Arc;
@@ -16,6 +16,7 @@ use crate::context::AppContext;
 use crate::generations::Live;
 use crate::metrics;
 use crate::pipeline::apply::Processor;
+use crate::pipeline::intake::Intake;
 use crate::pipeline::project::reader::OutboxReader;
 use crate::pipeline::project::vectors::{self, VectorProjection};
 use crate::pipeline::project::views::{self, ViewProjection};
@@ -51,6 +52,18 @@ pub(crate) fn apply(ctx: &AppContext, store: Arc<RocksStore>) -> anyhow::Result<
     let ctx = ctx.clone();
     spawn_thread("kledger-apply", move || {
         Processor::new(&ctx, store).and_then(Processor::run)
+    })
+}
+
+/// The source intake (with `apply`, when `sources.intake`): forwards the source topics to the
+/// intents topic, started again after each failure like a sink.
+pub(crate) fn intake(ctx: &AppContext) -> anyhow::Result<Part> {
+    let ctx = ctx.clone();
+    spawn_thread("kledger-intake", move || {
+        supervise("intake", &ctx.shutdown, || {
+            Intake::new(&ctx.config, ctx.codec.clone(), ctx.partitions)?.run(&ctx.shutdown)
+        });
+        Ok(())
     })
 }
 

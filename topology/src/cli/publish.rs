@@ -37,7 +37,7 @@ impl PublishArgs {
         );
         let s = publish::publish(config, partitions, &mut reader, self.kind, !self.quiet)?;
         for (line, e) in &s.invalid {
-            eprintln!("line {line}: not an intent record: {e}");
+            eprintln!("line {line}: skipped: {e}");
         }
         eprintln!(
             "kledger publish: {} published, {} invalid lines skipped",

@@ -8,9 +8,10 @@ use crate::kafka::topics;
 /// `kledger topics`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum TopicsCommand {
-    /// Create the five topics (existing ones are left alone).
+    /// Create the ledger's topics and the source topics (existing ones are left alone).
     Create,
-    /// Check that the topics exist and intents, outbox and receipts are co-partitioned.
+    /// Check that the topics exist (the source topics too) and intents, outbox, receipts and
+    /// keys are co-partitioned.
     Check,
 }
 
@@ -27,8 +28,12 @@ impl TopicsCommand {
                     crate::kafka::clients::client_config(config),
                     config.topics(),
                 );
-                let n =
-                    tokio::task::spawn_blocking(move || topics::check(&bootstrap, &t)).await??;
+                let n = tokio::task::spawn_blocking(move || {
+                    let n = topics::check(&bootstrap, &t)?;
+                    topics::check_sources(&bootstrap, &t)?;
+                    anyhow::Ok(n)
+                })
+                .await??;
                 eprintln!("ok: {n} partitions, intents/outbox/receipts co-partitioned");
             }
         }
