@@ -288,9 +288,8 @@ impl Intake {
                     "forwarded"
                 }
                 Forward::Dead(out) => {
-                    let mut rec =
-                        BaseRecord::with_opaque_to(&self.topics.deadletter, Box::new(id))
-                            .payload(out.payload.as_slice());
+                    let mut rec = BaseRecord::with_opaque_to(&self.topics.deadletter, Box::new(id))
+                        .payload(out.payload.as_slice());
                     if let Some(k) = &out.key {
                         rec = rec.key(k.as_slice());
                     }

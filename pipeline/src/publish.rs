@@ -260,10 +260,12 @@ pub fn publish(
                     Some(why) => Err(why),
                     None => Ok(Ok(r)),
                 }),
-            Some(kind) => source_line(text, kind).and_then(|l| match publisher.refuses_source(&l) {
-                Some(why) => Err(why),
-                None => Ok(Err(l)),
-            }),
+            Some(kind) => {
+                source_line(text, kind).and_then(|l| match publisher.refuses_source(&l) {
+                    Some(why) => Err(why),
+                    None => Ok(Err(l)),
+                })
+            }
         };
         let done = match sent {
             Ok(Ok(record)) => publisher.send(&record),

@@ -49,7 +49,9 @@ async fn topics_are_created_and_checked() {
     .unwrap();
     assert_eq!(n, 3);
     assert!(
-        missing.to_string().contains("smoke.sources.never.v1 do not exist"),
+        missing
+            .to_string()
+            .contains("smoke.sources.never.v1 do not exist"),
         "{missing}"
     );
     // A mismatched outbox is refused.

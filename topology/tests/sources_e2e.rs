@@ -339,7 +339,13 @@ fn intake_forwards_once_and_dead_letters(
         loop {
             let got: Vec<(String, Outcome)> = read_all(&b.bootstrap, &t.receipts, 4)
                 .iter()
-                .filter_map(|r| kledger_schemas::avro::decode::<Receipt>(&r.payload, &kledger_schemas::avro::NoRegistry).ok())
+                .filter_map(|r| {
+                    kledger_schemas::avro::decode::<Receipt>(
+                        &r.payload,
+                        &kledger_schemas::avro::NoRegistry,
+                    )
+                    .ok()
+                })
                 .filter(|r| r.action_id.starts_with("src_"))
                 .map(|r| (r.action_id, r.outcome))
                 .collect();
@@ -351,7 +357,10 @@ fn intake_forwards_once_and_dead_letters(
         }
     };
     let first = outcomes(2);
-    assert!(first.iter().all(|(_, o)| *o == Outcome::Committed), "{first:?}");
+    assert!(
+        first.iter().all(|(_, o)| *o == Outcome::Committed),
+        "{first:?}"
+    );
     assert!(publish("people", &lines).contains("2 published, 0 invalid"));
     let again = outcomes(4);
     let dupes: Vec<&String> = again

@@ -389,10 +389,7 @@ impl Config {
                 (1..=100_000).contains(&batch.records_max),
                 "{name}.records_max must be in 1..=100000"
             );
-            anyhow::ensure!(
-                batch.wait_ms <= 60_000,
-                "{name}.wait_ms must be ≤ 60000"
-            );
+            anyhow::ensure!(batch.wait_ms <= 60_000, "{name}.wait_ms must be ≤ 60000");
         }
         anyhow::ensure!(
             (1..=100_000).contains(&self.bulk.records_max),

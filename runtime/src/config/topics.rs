@@ -63,7 +63,10 @@ impl Topics {
 
     /// The topic of `source`'s documents.
     pub fn source(&self, source: SourceKind) -> &str {
-        let at = SourceKind::ALL.iter().position(|k| *k == source).unwrap_or(0);
+        let at = SourceKind::ALL
+            .iter()
+            .position(|k| *k == source)
+            .unwrap_or(0);
         &self.sources[at]
     }
 

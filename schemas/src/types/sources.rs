@@ -572,11 +572,7 @@ pub fn decode_source(
 
 /// The record that puts `op` into `account_id`'s ledger, for the topic of its document's
 /// source (`op.doc.source()`), single-object encoded.
-pub fn encode_source(
-    account_id: &str,
-    version: Option<&str>,
-    op: &SourceOp,
-) -> Vec<u8> {
+pub fn encode_source(account_id: &str, version: Option<&str>, op: &SourceOp) -> Vec<u8> {
     use crate::avro::encode_single_object;
     let (account_id, version) = (account_id.to_owned(), version.map(str::to_owned));
     let (visibility, acl) = (op.visibility, op.acl.clone());

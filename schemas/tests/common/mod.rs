@@ -13,7 +13,9 @@ pub(crate) fn s() -> impl Strategy<Value = String> {
     ".{0,12}"
 }
 
-pub(crate) fn pick<T: Copy + std::fmt::Debug + 'static>(all: &'static [T]) -> impl Strategy<Value = T> {
+pub(crate) fn pick<T: Copy + std::fmt::Debug + 'static>(
+    all: &'static [T],
+) -> impl Strategy<Value = T> {
     proptest::sample::select(all)
 }
 
