@@ -94,6 +94,8 @@ fn mock_config(
     c.kafka.create_topics = false;
     c.views.enabled = false;
     c.vectors.enabled = false;
+    // Faults are aimed at the processor: no source intake (its topics are not on the mock).
+    c.sources.intake = false;
     // The mock checks producer sequences only for transactional producers. An idempotent
     // producer with two requests in flight whose first fails (an injected produce error) and
     // whose second is appended takes the second's ack as proof that the first was persisted

@@ -117,6 +117,8 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
     );
     c.kafka.create_topics = false;
     c.vectors.enabled = false;
+    // Faults are aimed at the processor: no source intake (its topics are not on the mock).
+    c.sources.intake = false;
     c.processor.degraded_after_attempts = 3;
     c.processor.degraded_after_ms = 10_000;
     c.processor.backoff_ms_max = 2_000;
