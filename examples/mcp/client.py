@@ -17,6 +17,7 @@ import asyncio
 import json
 import os
 import sys
+import time
 import urllib.request
 
 import httpx2
@@ -83,13 +84,31 @@ async def tour(session, label):
     return playbook
 
 
-async def remember_then_search(session, label):
+async def remember_then_search(session, label, http=None):
     fact = "Plays the cello in a string quartet on Sundays"
-    wrote, error = await call(session, "remember", content=fact)
+    # With its provenance: the conversation and message it came from.
+    wrote, error = await call(session, "remember", content=fact, source_type="conversation",
+                              source_id="conv_42", conversation_id="conv_42", message_id="msg_7")
     check(not error and wrote["receipt"]["outcome"] in ("committed", "duplicate"), "remember", answer=wrote)
     check(wrote["consistency_token"] is not None, "a consistency token", answer=wrote)
     ids = set(wrote["receipt"]["memory_ids"])
     say("remember", session=label, outcome=wrote["receipt"]["outcome"], token=wrote["consistency_token"])
+    if http:
+        # The row carries it: author (the session's principal), source and version, evidence.
+        base, token = http
+        # (The view store folds it soon after the receipt: looked for up to 30 s.)
+        for _ in range(150):
+            status, features = http_get(base, token, "/v1/semantic/features?session_id=conv_42")
+            if status != 200 or features["features"]:
+                break
+            time.sleep(0.2)
+        check(status == 200 and features["features"], "the remembered row by its conversation", answer=features)
+        provenance = features["features"][0]["metadata"]["provenance"]
+        source, evidence = provenance["source"], provenance["evidence"]
+        check(source["source_type"] == "conversation" and source["source_id"] == "conv_42", "its source", source=source)
+        check(source["source_version"] and source["author_id"].startswith("user/"), "its version and author", source=source)
+        check(evidence and evidence[0]["message_id"] == "msg_7", "its message", evidence=evidence)
+        say("remember_provenance", session=label, author=source["author_id"])
     # The first search after the write finds it: the session waits for its own token.
     found, error = await call(session, "search_knowledge", query="what instrument does she play", limit=3)
     check(not error, "search after remember", answer=found)
@@ -118,7 +137,7 @@ async def over_http(url, token, other):
                 playbook = await tour(session, "owner")
                 if other:
                     await as_other(url, base, other, playbook, token)
-                await remember_then_search(session, "owner")
+                await remember_then_search(session, "owner", http=(base, token))
 
 
 async def as_other(url, base, other, playbook, owner_token):
@@ -141,10 +160,18 @@ async def as_other(url, base, other, playbook, owner_token):
                 check(not error and status == 200, "foreign profile", answer=profile)
                 for key in ("profile", "playbook_index", "account_id"):
                     check(profile[key] == http_profile[key], "profile as HTTP shows it", key=key)
-                timeline, error = await call(session, "get_entity_timeline", entity="user", account=owner, history=True)
-                status, http_timeline = http_get(base, other, f"/v1/entities/user/timeline?account={owner}&history=true")
+                # Another owner's history: refused alike on both (no role_history).
+                for past in ("history=true", "known_at=0", "as_of=1"):
+                    name, value = past.split("=")
+                    arg = {"history": True} if name == "history" else {name: int(value)}
+                    refused, error = await call(session, "get_entity_timeline", entity="user", account=owner, **arg)
+                    status, http_refused = http_get(base, other, f"/v1/entities/user/timeline?account={owner}&{past}")
+                    check(error and refused["error"]["code"] == "history_not_allowed", "history refused over MCP", answer=refused, ask=past)
+                    check(status == 403 and http_refused["error"]["code"] == "history_not_allowed", "history refused over HTTP", answer=http_refused, ask=past)
+                timeline, error = await call(session, "get_entity_timeline", entity="user", account=owner)
+                status, http_timeline = http_get(base, other, f"/v1/entities/user/timeline?account={owner}")
                 check(not error and timeline["items"] == http_timeline["items"], "timeline as HTTP shows it")
-                say("other_principal", profile_lines=len(profile["profile"].splitlines()), timeline_items=len(timeline["items"]))
+                say("other_principal", profile_lines=len(profile["profile"].splitlines()), timeline_items=len(timeline["items"]), history="history_not_allowed")
 
 
 async def over_stdio(binary):

@@ -35,6 +35,9 @@ codes! {
     BadIdentifier = "bad_identifier",
     /// `source` fields empty or too long.
     BadSource = "bad_source",
+    /// `source.source_version` empty (rules v6): every write names the version of what it was
+    /// made from (a message id, a document revision, an edit time).
+    SourceVersionRequired = "source_version_required",
     /// `extractor` fields empty or too long.
     BadExtractor = "bad_extractor",
     /// No ops.

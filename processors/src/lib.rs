@@ -41,6 +41,7 @@ pub mod routing;
 pub mod seal;
 pub mod slots;
 pub mod sources;
+pub mod ttl;
 pub mod validate;
 
 pub use account::{AccountState, ActionEntry, Head, Needs, needs};

@@ -18,7 +18,7 @@ type Check = Result<(), Reason>;
 /// Which version of the rules a decision applies (rule 1, validation, since v2; rule 7, the
 /// purge's tombstone, since v3): part of the decision, like the record budget (replay verify
 /// must run with the processor's). A ledger keeps the version its history was decided under
-/// (`limits.rules = "v1"` to `"v4"`); new ledgers take v5, the default. Each version keeps
+/// (`limits.rules = "v1"` to `"v5"`); new ledgers take v6, the default. Each version keeps
 /// every change of the ones before it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Rules {
@@ -45,8 +45,11 @@ pub enum Rules {
     /// (`alias_ambiguous`) or of the owner (`alias_is_owner`) is rejected, and anything else
     /// must be an entity id (`kind:id` or `kind_id`, no spaces, no `@`) or is rejected
     /// (`unknown_person`): a name or an email is never an entity ([`crate::sources::resolve`]).
-    #[default]
     V5,
+    /// v5, plus provenance: every intent names its `source.source_version`
+    /// (`source_version_required`), so each write is tied to what was looked at.
+    #[default]
+    V6,
 }
 
 /// Whether `c` hides or reorders text when it is shown (refused by rules v2): bidi marks,
@@ -513,6 +516,12 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
             "source_id 1..=256, source_type 1..=64, source_version ..=64",
         );
     }
+    if rules >= Rules::V6 && s.source_version.is_empty() {
+        return fail(
+            Code::SourceVersionRequired,
+            "source.source_version names the version of what the write was made from (rules v6)",
+        );
+    }
     if !bounded(&intent.extractor.name, 1, EXTRACTOR_CHARS_MAX)
         || !bounded(&intent.extractor.version, 1, EXTRACTOR_CHARS_MAX)
     {
@@ -577,7 +586,7 @@ pub fn validate(intent: &Intent, record_time: i64, rules: Rules) -> Check {
     }
     match rules {
         Rules::V1 => Ok(()),
-        Rules::V2 | Rules::V3 | Rules::V4 | Rules::V5 => texts(intent),
+        Rules::V2 | Rules::V3 | Rules::V4 | Rules::V5 | Rules::V6 => texts(intent),
     }
 }
 

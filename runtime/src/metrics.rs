@@ -128,6 +128,9 @@ pub const INTAKE_RECORDS_TOTAL: &str = "kledger_intake_records_total";
 /// `partition` (librdkafka's consumer lag, every 5 s).
 pub const INTAKE_LAG_RECORDS: &str = "kledger_intake_lag_records";
 
+/// Purge intents the view sink published for rows past their expiry (`policy.ttl`).
+pub const TTL_PURGES_TOTAL: &str = "kledger_ttl_purges_total";
+
 /// Every dead-letter code (docs/error-codes.md): each `kledger_deadletters_total{code}` series
 /// is exported at 0 from the start, so a dashboard's `sum by (code)` has data before the first
 /// dead letter.
@@ -206,6 +209,7 @@ pub const ALL: &[&str] = &[
     MCP_SESSIONS_REFUSED_TOTAL,
     INTAKE_RECORDS_TOTAL,
     INTAKE_LAG_RECORDS,
+    TTL_PURGES_TOTAL,
 ];
 
 static HANDLE: OnceLock<PrometheusHandle> = OnceLock::new();
@@ -260,12 +264,14 @@ pub fn install() -> anyhow::Result<PrometheusHandle> {
         "too_many_requests",
         "wait_owner_only",
         "bad_request_head",
+        "history_not_allowed",
     ] {
         metrics::counter!(API_REFUSED_TOTAL, "reason" => reason).increment(0);
     }
     for reason in ["foreign_session", "too_many_sessions"] {
         metrics::counter!(MCP_SESSIONS_REFUSED_TOTAL, "reason" => reason).increment(0);
     }
+    metrics::counter!(TTL_PURGES_TOTAL).increment(0);
     metrics::gauge!(API_WAITS).set(0.0);
     metrics::gauge!(MCP_SESSIONS).set(0.0);
     Ok(HANDLE.get_or_init(|| handle).clone())

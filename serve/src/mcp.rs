@@ -23,8 +23,8 @@ use std::sync::Arc;
 use axum::http::request::Parts;
 use kledger_processors::access::Principal;
 use kledger_schemas::{
-    AssertOp, AssertionClass, Extractor, Intent, Kind, Op, Sensitivity, SensitivityLevel, Source,
-    Subject, SubjectScope, Tenant, Visibility, WriteReason,
+    AssertOp, AssertionClass, Evidence, Extractor, Intent, Kind, Locator, Op, Sensitivity,
+    SensitivityLevel, Source, Subject, SubjectScope, Tenant, Visibility, WriteReason,
 };
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -152,6 +152,24 @@ pub struct RememberArgs {
     /// account, the content, the slot and the rows replaced).
     #[serde(default)]
     pub action_id: Option<String>,
+    /// What the fact was taken from: its id (a conversation, a document, a ticket; ≤256
+    /// chars; default `mcp`).
+    #[serde(default)]
+    pub source_id: Option<String>,
+    /// Its kind (`conversation`, `chat_message`, `document`, `email`, `calendar`, …; ≤64
+    /// chars; default `agent_tool`): the authority table ranks by it.
+    #[serde(default)]
+    pub source_type: Option<String>,
+    /// Its version as it was looked at (a message id, a revision, an edit time; ≤64 chars;
+    /// default: a digest of the fact, so the same fact again is the same version).
+    #[serde(default)]
+    pub source_version: Option<String>,
+    /// The conversation the fact came from, when the client has one: kept as evidence.
+    #[serde(default)]
+    pub conversation_id: Option<String>,
+    /// The message inside it (its id), when the client has one: the evidence's locator.
+    #[serde(default)]
+    pub message_id: Option<String>,
 }
 
 fn error_result(e: &ApiError) -> CallToolResult {
@@ -405,7 +423,7 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
             content_hash: row.content_hash,
         });
     }
-    let action_id = a.action_id.clone().unwrap_or_else(|| {
+    let digest = {
         let mut h = Sha256::new();
         for part in [
             account.as_str(),
@@ -418,11 +436,38 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
             h.update((part.len() as u64).to_be_bytes());
             h.update(part.as_bytes());
         }
-        format!(
-            "mcp-remember-{}",
-            &kledger_processors::ids::to_hex(&h.finalize())[..32]
-        )
-    });
+        kledger_processors::ids::to_hex(&h.finalize())
+    };
+    let action_id = a
+        .action_id
+        .clone()
+        .unwrap_or_else(|| format!("mcp-remember-{}", &digest[..32]));
+    // Where it came from: the conversation (and message) the client names, as evidence.
+    let evidence: Vec<Evidence> = a
+        .conversation_id
+        .iter()
+        .map(|c| Evidence {
+            source_type: "conversation".into(),
+            source_id: c.clone(),
+            source_version: a.message_id.clone().unwrap_or_default(),
+            locator: Locator {
+                message_id: a.message_id.clone(),
+                ..Locator::default()
+            },
+            quote: None,
+            checksum: None,
+        })
+        .collect();
+    // The session's agent and principal: `agt_…@kind/owner` (the tenant is the intent's), or
+    // the principal alone; within the field's bound.
+    let principal = format!("{}/{}", p.owner_kind, p.owner_id);
+    let author: String = match &p.agent_id {
+        Some(agent) => format!("{agent}@{principal}"),
+        None => principal,
+    }
+    .chars()
+    .take(kledger_schemas::limits::SHORT_CHARS_MAX)
+    .collect();
     let subject = match &a.about {
         None => Subject {
             scope: SubjectScope::PrimaryUser,
@@ -454,7 +499,7 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
         acl: Default::default(),
         tags: a.tags,
         lang: None,
-        evidence: Vec::new(),
+        evidence,
         embedding: None,
     };
     let op = if a.replaces.is_empty() {
@@ -477,10 +522,10 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
             owner_id: p.owner_id.clone(),
         },
         source: Source {
-            source_id: "mcp".into(),
-            source_type: "agent_tool".into(),
-            source_version: String::new(),
-            author_id: None,
+            source_id: a.source_id.unwrap_or_else(|| "mcp".into()),
+            source_type: a.source_type.unwrap_or_else(|| "agent_tool".into()),
+            source_version: a.source_version.unwrap_or_else(|| digest[..16].to_owned()),
+            author_id: Some(author),
         },
         extractor: Extractor {
             name: "kledger-mcp".into(),

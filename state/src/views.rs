@@ -57,7 +57,7 @@ pub const ROW_VERSIONS_MAX: usize = 10_000;
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 11] = [
+const CFS: [&str; 12] = [
     "rows",
     "history",
     "timeline",
@@ -69,7 +69,12 @@ const CFS: [&str; 11] = [
     "purges",
     "commits",
     "sources",
+    "expiry",
 ];
+
+/// The `meta` key that says the expiry index holds every row (a store from before it is
+/// indexed once when opened).
+const EXPIRY_INDEXED: &[u8] = b"expiry_indexed_v1";
 
 /// The `sources` entries of every conversation, event or span, whoever it joins: `*` is no
 /// person id (ids are identifiers).
@@ -261,6 +266,16 @@ fn time_key(t: i64) -> [u8; 8] {
     ((t as u64) ^ (1 << 63)).to_be_bytes()
 }
 
+/// An active row's entry in the expiry index: its `expires_at`, account and memory id (ids
+/// only: no content).
+fn expiry_key(account: &str, row: &Row) -> Option<Vec<u8>> {
+    let t = row.expires_at?;
+    let mut k = time_key(t).to_vec();
+    k.extend_from_slice(&account_prefix(account));
+    push_str(&mut k, &row.memory_id);
+    Some(k)
+}
+
 fn row_key(account: &str, memory_id: &str) -> Vec<u8> {
     let mut k = account_prefix(account);
     push_str(&mut k, memory_id);
@@ -311,6 +326,19 @@ fn encode_row(row: &Row) -> Vec<u8> {
     let mut v = Vec::with_capacity(512);
     row.encode(&mut v);
     v
+}
+
+/// The account a key starting with [`account_prefix`] names.
+fn account_of_row_key(k: &[u8]) -> Result<String, StateError> {
+    let corrupt = || StateError::Corrupt("account key".into());
+    let n = u16::from_be_bytes(
+        k.get(..2)
+            .ok_or_else(corrupt)?
+            .try_into()
+            .map_err(|_| corrupt())?,
+    ) as usize;
+    let a = k.get(2..2 + n).ok_or_else(corrupt)?;
+    String::from_utf8(a.to_vec()).map_err(|_| corrupt())
 }
 
 fn decode_row(v: &[u8]) -> Result<Row, StateError> {
@@ -367,10 +395,75 @@ impl ViewStore {
     ) -> Result<Self, StateError> {
         let tuning = Self::tuning(cache_bytes, memtable_bytes, 256);
         let db = open_db(path, &CFS, &tuning, OpenAs::Primary)?;
-        Ok(Self {
+        let store = Self {
             db: ErasingDb::new(db)?,
             lane: Lane::Ledger,
-        })
+        };
+        store.index_expiry()?;
+        Ok(store)
+    }
+
+    /// Indexes the expiry of every active row of a store written before the expiry index
+    /// (once: a one-time scan of the rows, then marked done).
+    fn index_expiry(&self) -> Result<(), StateError> {
+        let meta = self.cf("meta")?;
+        if self.db.get_cf(meta, EXPIRY_INDEXED)?.is_some() {
+            return Ok(());
+        }
+        let (rows, expiry) = (self.cf("rows")?, self.cf("expiry")?);
+        let mut b = WriteBatch::default();
+        let mut n = 0u64;
+        for item in self.db.iterator_cf(rows, IteratorMode::Start) {
+            let (k, v) = item?;
+            let row = decode_row(&v)?;
+            let account = account_of_row_key(&k)?;
+            if row.status == Status::Active
+                && let Some(e) = expiry_key(&account, &row)
+            {
+                b.put_cf(expiry, e, []);
+                n += 1;
+            }
+        }
+        b.put_cf(meta, EXPIRY_INDEXED, []);
+        self.db.write(b)?;
+        if n > 0 {
+            tracing::info!(rows = n, "expiry index built for rows written before it");
+        }
+        Ok(())
+    }
+
+    /// Drops `row`'s expiry entry (a sweeper's cleanup of an entry whose row is not active any
+    /// more: the fold removes them itself, this keeps a stale one from holding the head).
+    pub fn forget_expiry(&self, account: &str, row: &Row) -> Result<(), StateError> {
+        if let Some(k) = expiry_key(account, row) {
+            let mut b = WriteBatch::default();
+            b.delete_cf(self.cf("expiry")?, k);
+            self.db.write(b)?;
+        }
+        Ok(())
+    }
+
+    /// Rows whose `expires_at` is at or before `now`, oldest expiry first, at most `limit`:
+    /// `(account, memory_id)`. An entry stays until its row's next version (a purge, a close,
+    /// a supersession) is folded, so the caller checks the row.
+    pub fn expired(&self, now: i64, limit: usize) -> Result<Vec<(String, String)>, StateError> {
+        let mut out = Vec::new();
+        let end = time_key(now);
+        for item in self.db.iterator_cf(self.cf("expiry")?, IteratorMode::Start) {
+            let (k, _) = item?;
+            if out.len() >= limit || k.len() < 8 || k[..8] > end[..] {
+                break;
+            }
+            let rest = &k[8..];
+            let account = account_of_row_key(rest)?;
+            let id_at = 2 + account.len();
+            let memory_id = rest
+                .get(id_at + 2..)
+                .and_then(|b| String::from_utf8(b.to_vec()).ok())
+                .ok_or_else(|| StateError::Corrupt("expiry key".into()))?;
+            out.push((account, memory_id));
+        }
+        Ok(out)
     }
 
     /// Opens the store at `primary` read-only as a RocksDB secondary instance (its own files
@@ -538,6 +631,7 @@ impl ViewStore {
         let (rows, history, timeline) =
             (self.cf("rows")?, self.cf("history")?, self.cf("timeline")?);
         let sources = self.cf("sources")?;
+        let expiry = self.cf("expiry")?;
         let mut admitted = 0u64;
         let mut by_source = [0u64; 4];
         // The key cache holds every data key of the outbox, whichever lane its row is in: a
@@ -567,6 +661,14 @@ impl ViewStore {
                     batch.batch.put_cf(sources, k, []);
                 } else {
                     batch.batch.delete_cf(sources, k);
+                }
+            }
+            // An active row with an expiry is in the expiry index; any other version is not.
+            if let Some(k) = expiry_key(acct, row) {
+                if row.status == Status::Active && op.change != Change::Tombstoned {
+                    batch.batch.put_cf(expiry, k, []);
+                } else {
+                    batch.batch.delete_cf(expiry, k);
                 }
             }
             let value = encode_row(row);
@@ -752,6 +854,15 @@ impl ViewStore {
             }
             KeyState::Destroyed | KeyState::Unknown => Ok(None),
         }
+    }
+
+    /// One row as it stands, not opened: its ids, status, times and lineage only (its
+    /// content-bearing fields empty under rules v4), whatever keys the store holds.
+    pub fn row_unopened(&self, account: &str, memory_id: &str) -> Result<Option<Row>, StateError> {
+        self.db
+            .get_cf(self.cf("rows")?, row_key(account, memory_id))?
+            .map(|v| decode_row(&v))
+            .transpose()
     }
 
     /// One row as it stands (opened).

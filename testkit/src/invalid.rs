@@ -377,6 +377,9 @@ pub fn cases() -> Vec<InvalidCase> {
         case!(BadSource, "oversize source version", |r| {
             r.intent.source.source_version = "v".repeat(SOURCE_VERSION_CHARS_MAX + 1)
         }),
+        case!(SourceVersionRequired, "no source version (rules v6)", |r| {
+            r.intent.source.source_version = String::new()
+        }),
         case!(BadExtractor, "oversize extractor version", |r| {
             r.intent.extractor.version = "v".repeat(EXTRACTOR_CHARS_MAX + 1)
         }),

@@ -18,7 +18,7 @@ use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::read::{ProfileParams, profile_answer, read_playbook};
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
-use kledger_topology::serve::api::timeline::{TimelineParams, entity_timeline};
+use kledger_topology::serve::api::timeline::{ItemStatus, TimelineParams, entity_timeline};
 
 const A: &str = "t_acme/user/u_bitemporal";
 const T0: i64 = 1_767_225_600_000;
@@ -271,18 +271,18 @@ fn every_read_answers_as_the_model_at_every_effective_and_record_time() {
                     },
                 )
                 .unwrap();
-                let got: BTreeMap<String, Status> = t
+                let got: BTreeMap<String, ItemStatus> = t
                     .items
                     .iter()
                     .map(|i| (i.memory_id.clone(), i.status))
                     .collect();
-                let expected: BTreeMap<String, Status> = want
+                let expected: BTreeMap<String, ItemStatus> = want
                     .values()
                     .filter(|r| match entity {
                         "user" => r.subject.scope == SubjectScope::PrimaryUser,
                         e => r.subject.entity_id.as_deref() == Some(e),
                     })
-                    .map(|r| (r.memory_id.clone(), r.status))
+                    .map(|r| (r.memory_id.clone(), ItemStatus::of(r, as_of)))
                     .collect();
                 assert_eq!(got, expected, "{entity}'s timeline at {at}");
                 shown.extend(got.into_keys());

@@ -87,6 +87,55 @@ fn wait_seq(port: u16, seq: i64, running: &app::Running) -> Value {
     }
 }
 
+/// A fact that expires two seconds from now is purged by the intent the view sink publishes
+/// (its sweep runs every 500 ms here): its purge receipt names one row, and the fact is in no
+/// read.
+fn expiry_purges_the_row(port: u16) {
+    let now = kledger_topology::serve::api::now_ms();
+    let op = AssertOp {
+        expires_at: Some(now + 2_000),
+        ..fact("Parked on level 3 today")
+    };
+    let receipt = post(
+        port,
+        &intent(
+            ACCT,
+            "parking",
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(op)],
+        ),
+    );
+    let id = receipt["memory_ids"][0].as_str().unwrap().to_owned();
+    let purge = format!("/v1/purges/ttl_{id}_r1");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let v = loop {
+        let (status, v) = json(port, &purge, ALICE);
+        // Erased from this host's copies (the topics' copies go with their retention).
+        let erased = |copy: &str| {
+            v["copies"].as_array().is_some_and(|c| {
+                c.iter()
+                    .any(|c| c["copy"] == copy && c["state"] == "erased")
+            })
+        };
+        if status == 200 && ["ledger", "views", "vectors"].iter().all(|c| erased(c)) {
+            break v;
+        }
+        assert!(Instant::now() < deadline, "not purged: {status} {v}");
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    assert_eq!(v["rows"], 1, "{v}");
+    assert!(
+        v["recorded_at"].as_i64().unwrap() >= now + 2_000,
+        "purged after its expiry: {v}"
+    );
+    let (_, export) = http(port, "GET", "/v1/export", ALICE, "");
+    assert!(
+        !export.contains("Parked on level 3"),
+        "expired text in the export"
+    );
+}
+
 /// Searches as `token`; returns the result handles.
 fn search(port: u16, token: &str, body: &str) -> Vec<Value> {
     let (status, text) = http(port, "POST", "/v1/search", token, body);
@@ -125,6 +174,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(&b.bootstrap, dir.path(), 4, "api-e2e");
+    c.policy.ttl.sweep_interval_ms = 500;
     let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");
     c.api
@@ -547,6 +597,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
         status, 200,
         "the vector sink did not fold the purge: {body}"
     );
+    expiry_purges_the_row(port);
     std::thread::sleep(Duration::from_secs(3));
     let r = running.take();
     b.rt.block_on(r.stop()).unwrap();

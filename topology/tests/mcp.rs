@@ -126,6 +126,7 @@ fn an_mcp_client_calls_every_tool_over_http_and_stdio() {
         "foreign_playbook",
         "other_principal",
         "remember",
+        "remember_provenance",
         "search_after_remember",
     ] {
         assert!(

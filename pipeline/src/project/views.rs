@@ -8,6 +8,14 @@
 //! start. A gap in an account's commits stops the sink, because a view folded over a gap
 //! would be silently wrong. A rebuilt generation publishes nothing: its Views equal the
 //! published ones.
+//!
+//! **Expiry that deletes.** With [`TtlSweep`] (the live view sink, `policy.ttl.purge`), every
+//! `policy.ttl.sweep_interval_ms` the sink reads its store's expiry index up to its clock and
+//! publishes to the intents topic the purge intent of each active row past its `expires_at`
+//! ([`kledger_processors::ttl`]), with the clock as the record timestamp; the processor
+//! decides it like any other purge. Everything in the intent comes from the row, so a sweep
+//! repeated (by another host's view sink, or after a restart) publishes the same intent, a
+//! `duplicate`. The clock is the sweep's only input from outside the topics.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -41,6 +49,119 @@ pub fn sink_of_lane(lane: Lane) -> &'static str {
     }
 }
 
+/// What expiry's sweep publishes per delivery at most, and remembers as sent (a row's purge
+/// is published once while it is in flight; forgotten wholesale past this, so at worst
+/// published again: a `duplicate`).
+const TTL_SENT_MAX: usize = 10_000;
+
+/// The clock of expiry's sweep, ms since the epoch (tests set their own).
+pub type Clock = Arc<dyn Fn() -> i64 + Send + Sync>;
+
+/// Expiry's sweep of a live view sink (`policy.ttl`).
+pub struct TtlSweep {
+    interval: Duration,
+    max: usize,
+    partitions: i32,
+    clock: Clock,
+    last: Option<Instant>,
+    sent: std::collections::BTreeSet<String>,
+}
+
+impl std::fmt::Debug for TtlSweep {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TtlSweep")
+            .field("interval", &self.interval)
+            .field("max", &self.max)
+            .finish_non_exhaustive()
+    }
+}
+
+impl TtlSweep {
+    /// The sweep `policy` asks for, publishing to an intents topic of `partitions`
+    /// partitions, on the wall clock.
+    pub fn new(policy: &kledger_runtime::config::TtlPolicy, partitions: i32) -> Self {
+        let clock: Clock = Arc::new(|| {
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_millis() as i64)
+        });
+        Self::with_clock(policy, partitions, clock)
+    }
+
+    /// The same sweep on `clock`.
+    pub fn with_clock(
+        policy: &kledger_runtime::config::TtlPolicy,
+        partitions: i32,
+        clock: Clock,
+    ) -> Self {
+        Self {
+            interval: Duration::from_millis(policy.sweep_interval_ms),
+            max: policy.sweep_max.max(1),
+            partitions,
+            clock,
+            last: None,
+            sent: std::collections::BTreeSet::new(),
+        }
+    }
+
+    /// Publishes the purge intent of each row of `store` past its expiry by the clock (at
+    /// most `max`), once per interval (the first turn sweeps at once).
+    fn sweep(&mut self, store: &ViewStore, out: &mut dyn Outputs) -> anyhow::Result<()> {
+        if self.last.is_some_and(|l| l.elapsed() < self.interval) {
+            return Ok(());
+        }
+        self.last = Some(Instant::now());
+        let now = (self.clock)();
+        let mut records = Vec::new();
+        let mut ids = Vec::new();
+        for (account, id) in store.expired(now, self.max)? {
+            let Some(row) = store.row_unopened(&account, &id)? else {
+                continue;
+            };
+            if !kledger_processors::ttl::due(&row, now) {
+                // Not active any more (its purge or another change is folded): the entry goes.
+                if row.status != kledger_schemas::Status::Active {
+                    store.forget_expiry(&account, &row)?;
+                }
+                continue;
+            }
+            let intent = kledger_processors::ttl::purge_intent(&row);
+            if self.sent.contains(&intent.action_id) {
+                continue;
+            }
+            records.push(Outgoing {
+                kind: OutKind::Intent,
+                partition: Some(kledger_processors::routing::partition_for(
+                    account.as_bytes(),
+                    self.partitions,
+                )),
+                key: Some(account.clone().into_bytes()),
+                payload: out.codec().encode(&intent),
+                timestamp: Some(now),
+                headers: Vec::new(),
+                intent_time: None,
+                source: None,
+            });
+            ids.push(intent.action_id);
+        }
+        if records.is_empty() {
+            return Ok(());
+        }
+        if let Err(e) = out.deliver(&records) {
+            // Not sent: the next sweep publishes them again.
+            tracing::warn!(error = %format!("{e:#}"), purges = records.len(), "publishing expired rows' purges failed; the next sweep tries again");
+            return Ok(());
+        }
+        if self.sent.len() + ids.len() > TTL_SENT_MAX {
+            self.sent.clear();
+        }
+        metrics::counter!(m::TTL_PURGES_TOTAL).increment(ids.len() as u64);
+        tracing::info!(purges = ids.len(), "expired rows' purges published");
+        self.sent.extend(ids);
+        Ok(())
+    }
+}
+
 /// The view store as a projection of the outbox.
 #[derive(Debug)]
 pub struct ViewProjection {
@@ -55,6 +176,8 @@ pub struct ViewProjection {
     /// most once per interval, however many of its commits arrived meanwhile.
     interval: Duration,
     published: Instant,
+    /// Expiry's sweep (the live view sink of the ledger's lane, `policy.ttl.purge`).
+    ttl: Option<TtlSweep>,
 }
 
 impl ViewProjection {
@@ -68,7 +191,17 @@ impl ViewProjection {
             record_bytes_max: limits.record_bytes_max,
             interval: Duration::from_millis(views.publish_interval_ms),
             published: Instant::now(),
+            ttl: None,
         }
+    }
+
+    /// The same projection, sweeping expired rows into purge intents with `ttl` (the ledger's
+    /// lane only: source rows have no expiry).
+    pub fn with_ttl(mut self, ttl: TtlSweep) -> Self {
+        if self.store.lane() == Lane::Ledger {
+            self.ttl = Some(ttl);
+        }
+        self
     }
 
     /// Publishes the View of every account whose View is due, then marks them published.
@@ -133,6 +266,9 @@ impl Projection for ViewProjection {
         if (all || self.published.elapsed() >= self.interval) && out.in_reach() {
             self.publish_pending(out)?;
             self.published = Instant::now();
+        }
+        if let Some(ttl) = self.ttl.as_mut().filter(|_| out.in_reach()) {
+            ttl.sweep(&self.store, out)?;
         }
         // A purge's erasure waits for the interval; the first turn after it (or the end of the
         // drive, `all`) runs it.

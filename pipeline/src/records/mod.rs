@@ -47,6 +47,8 @@ pub enum OutKind {
     Key,
     /// A destroyed data key's tombstone (a null value).
     KeyTombstone,
+    /// An intent kledger publishes itself (an expired row's purge, [`crate::project::views`]).
+    Intent,
 }
 
 impl Outgoing {
@@ -57,6 +59,7 @@ impl Outgoing {
             OutKind::Receipt => &topics.receipts,
             OutKind::DeadLetter => &topics.deadletter,
             OutKind::View => &topics.views,
+            OutKind::Intent => &topics.intents,
             OutKind::Key | OutKind::KeyTombstone => &topics.keys,
         }
     }

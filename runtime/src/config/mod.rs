@@ -88,6 +88,8 @@ pub struct Config {
     pub vectors: VectorsConfig,
     /// Retrieval beyond search: bounded conversation retrieval (off by default).
     pub retrieval: RetrievalConfig,
+    /// Read policies: who reads history ([`PolicyConfig`]).
+    pub policy: PolicyConfig,
     /// A Confluent Schema Registry (none by default: single-object encoding).
     pub registry: RegistryConfig,
     /// Commands that read a topic to its end.

@@ -43,8 +43,10 @@ pub enum RulesVersion {
     V4,
     /// v4, and one entity per person: third-party subjects resolved to people documents at
     /// ingest.
-    #[default]
     V5,
+    /// v5, and provenance: every intent names its source version.
+    #[default]
+    V6,
 }
 
 impl Default for LimitsConfig {
@@ -65,6 +67,7 @@ impl LimitsConfig {
             RulesVersion::V3 => kledger_processors::Rules::V3,
             RulesVersion::V4 => kledger_processors::Rules::V4,
             RulesVersion::V5 => kledger_processors::Rules::V5,
+            RulesVersion::V6 => kledger_processors::Rules::V6,
         }
     }
 
@@ -401,6 +404,76 @@ impl Default for SourcesConfig {
             conversations_retention_days: 0,
             calendar_retention_days: 0,
             screen_retention_days: 0,
+        }
+    }
+}
+
+/// What readers may see beyond the rows as they stand now (`docs/privacy.md#history`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PolicyConfig {
+    /// The history policy of every tenant without one of its own.
+    pub history: HistoryPolicy,
+    /// Tenants' own policies, by tenant id (`[policy.tenants.t_acme.history]`).
+    pub tenants: BTreeMap<String, TenantPolicy>,
+    /// Expiry that deletes: rows past their `expires_at` purged by intents kledger publishes.
+    pub ttl: TtlPolicy,
+}
+
+/// Expiry that deletes (`docs/privacy.md#expiry`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TtlPolicy {
+    /// Whether the view sink publishes a purge intent for every row past its expiry.
+    pub purge: bool,
+    /// How often the view sink sweeps its expiry index, ms: a row is purged within about this
+    /// long after its expiry (plus the processor's turn), while the view sink runs.
+    pub sweep_interval_ms: u64,
+    /// Purge intents one sweep publishes at most (the rest are the next sweep's).
+    pub sweep_max: usize,
+}
+
+impl Default for TtlPolicy {
+    fn default() -> Self {
+        Self {
+            purge: true,
+            sweep_interval_ms: 60_000,
+            sweep_max: 500,
+        }
+    }
+}
+
+impl PolicyConfig {
+    /// The history policy of `tenant`.
+    pub fn history_of(&self, tenant: &str) -> HistoryPolicy {
+        self.tenants.get(tenant).map_or(self.history, |t| t.history)
+    }
+}
+
+/// One tenant's policies.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct TenantPolicy {
+    /// Its history policy.
+    pub history: HistoryPolicy,
+}
+
+/// Who reads history: a past `as_of`, any `known_at`, the timeline's `history` and `audit`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct HistoryPolicy {
+    /// Whether an account's owner reads its own history.
+    pub owner: bool,
+    /// Days back a principal with `role_history` reads another owner's history (0: nobody but
+    /// the owner reads it).
+    pub window_days: u64,
+}
+
+impl Default for HistoryPolicy {
+    fn default() -> Self {
+        Self {
+            owner: true,
+            window_days: 0,
         }
     }
 }

@@ -19,7 +19,7 @@
 
 use kledger_processors::access::{Principal, may_read};
 use kledger_processors::bitemporal;
-use kledger_schemas::Row;
+use kledger_schemas::{Row, Status};
 use serde::Serialize;
 
 use super::{Api, ApiError, now_ms};
@@ -29,6 +29,10 @@ pub const WAIT_MS_MAX: u64 = 30_000;
 /// How long a read waits for its `min_commit_seq` by default, ms.
 pub const WAIT_MS_DEFAULT: u64 = 5_000;
 
+/// How far before now an `as_of` still reads as now: a client whose clock is a little behind
+/// the server's reads the present, not history.
+pub const PRESENT_SKEW_MS: i64 = 5_000;
+
 /// When a read looks: effective time and record time.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct At {
@@ -36,26 +40,39 @@ pub struct At {
     pub as_of: i64,
     /// Record time, ms (`None`: everything folded).
     pub known_at: Option<i64>,
+    /// Whether the read looks anywhere but at the rows as they stand now.
+    past: bool,
 }
 
 impl At {
     /// The point a read's parameters name (effective time now by default).
     pub fn new(as_of: Option<i64>, known_at: Option<i64>) -> Self {
+        let now = now_ms();
         Self {
-            as_of: as_of.unwrap_or_else(now_ms),
+            as_of: as_of.unwrap_or(now),
             known_at,
+            past: known_at.is_some() || as_of.is_some_and(|t| t < now - PRESENT_SKEW_MS),
         }
     }
 
-    /// Whether the read looks anywhere but at the rows as they stand now.
+    /// The same point, read for history too (the timeline's `history` and `audit`: ended and
+    /// disputed versions are shown, each only to a reader its row admits now).
+    pub fn with_history(mut self, history: bool) -> Self {
+        self.past |= history;
+        self
+    }
+
+    /// Whether the read looks anywhere but at the rows as they stand now: a record time, an
+    /// effective time more than [`PRESENT_SKEW_MS`] before now, or history.
     pub fn is_past(&self) -> bool {
-        self.known_at.is_some() || self.as_of < now_ms()
+        self.past
     }
 }
 
 /// The rows of `account` `p` may read, as they stood at `at` (at most
 /// `views.account_rows_max` rows, or versions with `known_at`, are read); whether that bound
-/// cut the read.
+/// cut the read. A past version is shown only if its row, as it stands now, admits `p` too
+/// ([`admitted_now`]).
 pub fn readable_at(
     api: &Api,
     p: &Principal,
@@ -74,12 +91,59 @@ pub fn readable_at(
         }
         Some(r) => views.rows_known_at(account, r, cap)?,
     };
-    let rows = versions
+    let rows: Vec<Row> = versions
         .into_iter()
         .filter_map(|v| bitemporal::as_of(v, at.as_of))
         .filter(|r| may_read(p, r))
         .collect();
+    if !at.is_past() {
+        return Ok((rows, capped));
+    }
+    let ids: Vec<&str> = rows.iter().map(|r| r.memory_id.as_str()).collect();
+    let now = admitted_now(api, p, account, &ids)?;
+    let rows = rows
+        .iter()
+        .zip(now)
+        .filter(|(_, ok)| *ok)
+        .map(|(r, _)| r.clone())
+        .collect();
     Ok((rows, capped))
+}
+
+/// Supersession links followed at most to find a row as it stands now (a longer chain admits
+/// nobody: fail closed).
+pub const CHAIN_MAX: usize = 64;
+
+/// Whether the row of each of `ids`, as it stands now, admits `p`: a version of the past is
+/// shown only to a reader its row admits now — the row itself, or when it was superseded the
+/// row that replaced it, followed to the end of the chain. Narrowing a row's visibility
+/// (amending it into a private one) narrows its past too; a purged row admits nobody.
+pub fn admitted_now(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+    ids: &[&str],
+) -> Result<Vec<bool>, ApiError> {
+    let views = api.views.get();
+    views
+        .rows_of(account, ids)?
+        .into_iter()
+        .map(|row| {
+            let Some(mut row) = row else {
+                return Ok(false);
+            };
+            for _ in 0..CHAIN_MAX {
+                match (row.status, row.superseded_by.take()) {
+                    (Status::Superseded, Some(next)) => match views.row(account, &next)? {
+                        Some(n) => row = n,
+                        None => return Ok(false),
+                    },
+                    _ => return Ok(may_read(p, &row)),
+                }
+            }
+            Ok(false)
+        })
+        .collect()
 }
 
 /// Rows `ids` of `account` as they stood at `at`, in order, each if it existed then (no
@@ -102,6 +166,28 @@ pub fn rows_at(
         .collect())
 }
 
+/// [`rows_at`], each only if `p` may read it: the version, and at a past `at` its row as it
+/// stands now ([`admitted_now`]).
+pub fn readable_rows_at(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+    ids: &[&str],
+    at: At,
+) -> Result<Vec<Option<Row>>, ApiError> {
+    let rows = rows_at(api, account, ids, at)?;
+    let now = if at.is_past() {
+        admitted_now(api, p, account, ids)?
+    } else {
+        vec![true; ids.len()]
+    };
+    Ok(rows
+        .into_iter()
+        .zip(now)
+        .map(|(r, ok)| r.filter(|r| ok && may_read(p, r)))
+        .collect())
+}
+
 /// Row `id` of `account` as it stood at `at`, if it existed then (no access check).
 pub fn row_at(api: &Api, account: &str, id: &str, at: At) -> Result<Option<Row>, ApiError> {
     let views = api.views.get();
@@ -110,6 +196,19 @@ pub fn row_at(api: &Api, account: &str, id: &str, at: At) -> Result<Option<Row>,
         Some(r) => views.row_known_at(account, id, r)?,
     };
     Ok(version.and_then(|v| bitemporal::as_of(v, at.as_of)))
+}
+
+/// [`row_at`], only if `p` may read it (as [`readable_rows_at`]).
+pub fn readable_row_at(
+    api: &Api,
+    p: &Principal,
+    account: &str,
+    id: &str,
+    at: At,
+) -> Result<Option<Row>, ApiError> {
+    Ok(readable_rows_at(api, p, account, &[id], at)?
+        .pop()
+        .flatten())
 }
 
 /// The projections' positions for one account: the last commit each has applied.

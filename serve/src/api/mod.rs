@@ -21,6 +21,7 @@
 pub mod at;
 pub mod conversations;
 pub mod ingress;
+pub mod policy;
 pub mod purges;
 pub mod read;
 pub mod receipts;

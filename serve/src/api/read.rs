@@ -12,7 +12,8 @@ use kledger_schemas::{AssertionClass, Row};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::at::{At, readable_at, row_at};
+use super::at::{At, readable_at, readable_row_at};
+use super::policy::{self, Ask};
 use super::waits::{caught_up, until_caught_up};
 use super::{AccountParam, Api, ApiError, Caller, observe, owns, target};
 
@@ -142,6 +143,7 @@ pub fn profile_answer(
 ) -> Result<ProfileAnswer, ApiError> {
     let account = target(p, q.account.as_deref())?;
     caught_up(api, p, &account, q.min_commit_seq, false)?;
+    policy::history(api, p, &account, Ask::at(q.as_of, q.known_at))?;
     let when = At::new(q.as_of, q.known_at);
     let (rows, capped) = readable_at(api, p, &account, when)?;
     let owner = owns(p, &account);
@@ -214,9 +216,10 @@ pub fn read_playbook(
         return Err(ApiError::unavailable());
     }
     caught_up(api, p, &account, q.min_commit_seq, false)?;
+    policy::history(api, p, &account, Ask::at(q.as_of, q.known_at))?;
     let when = At::new(q.as_of, q.known_at);
-    let row = row_at(api, &account, id, when)?
-        .filter(|r| may_read(p, r) && render::is_playbook(r, when.as_of))
+    let row = readable_row_at(api, p, &account, id, when)?
+        .filter(|r| render::is_playbook(r, when.as_of))
         .ok_or_else(ApiError::unavailable)?;
     Ok(PlaybookAnswer {
         memory_id: row.memory_id,

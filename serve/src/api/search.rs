@@ -13,7 +13,6 @@ use std::time::Instant;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
-use kledger_processors::access::may_read;
 use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_id_of;
 use kledger_processors::payload::{AccountRef, access_filter_of};
@@ -22,7 +21,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::at::{At, rows_at};
+use super::at::{At, readable_rows_at};
+use super::policy::{self, Ask};
 use super::read::{after_wait, finish};
 use super::waits::caught_up;
 use super::{Api, ApiError, Caller, target};
@@ -289,6 +289,7 @@ pub fn search_knowledge(
         ));
     };
     caught_up(api, p, &account, req.min_commit_seq, true)?;
+    policy::history(api, p, &account, Ask::at(req.as_of, req.known_at))?;
     let when = At::new(req.as_of, req.known_at);
     let generation = search.live.get();
     let acct = AccountRef::parse(&account).ok_or_else(ApiError::unavailable)?;
@@ -327,7 +328,7 @@ pub fn search_knowledge(
             .map(|(id, _)| memory_id_of(id.as_u128()))
             .collect();
         let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let rows = rows_at(api, &account, &ids, when)?;
+        let rows = readable_rows_at(api, p, &account, &ids, when)?;
         for (row, (_, score)) in rows.into_iter().zip(batch) {
             let Some(row) = row else {
                 continue;
@@ -335,7 +336,6 @@ pub fn search_knowledge(
             if results.len() >= limit
                 || row.status != Status::Active
                 || !row.is_current(when.as_of)
-                || !may_read(p, &row)
                 || (!req.kinds.is_empty() && !req.kinds.contains(&row.kind))
             {
                 continue;

@@ -162,6 +162,7 @@ pub fn features_answer(
             format!("limit must be 1..={FEATURES_LIMIT_MAX}"),
         ));
     }
+    super::policy::history(api, p, &account, super::policy::Ask::at(q.as_of, None))?;
     let as_of = q.as_of.unwrap_or_else(now_ms);
     let other_org = q.org_id.as_deref().is_some_and(|o| o != p.tenant_id);
     let (mut rows, capped) = if other_org {

@@ -37,7 +37,8 @@ use kledger_state::ViewStore;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use super::at::{At, row_at};
+use super::at::{At, readable_row_at};
+use super::policy::{self, Ask, Grant};
 use super::read::{after_wait, finish};
 use super::waits::caught_up;
 use super::{Api, ApiError, Caller, owns, target};
@@ -152,9 +153,9 @@ pub struct TimelineItem {
     /// How certain it is.
     #[schemars(with = "String")]
     pub assertion_class: AssertionClass,
-    /// Row status.
-    #[schemars(with = "String")]
-    pub status: Status,
+    /// Its status at the read's effective time: `active`, `superseded`, `closed`, or
+    /// `expired` (an active row past its expiry, listed with `history`).
+    pub status: ItemStatus,
     /// Effective from (a document's start), ms.
     pub valid_from: i64,
     /// Effective to (a document's end), ms.
@@ -163,6 +164,32 @@ pub struct TimelineItem {
     pub source_type: String,
     /// Source id of the creating write.
     pub source_id: String,
+}
+
+/// A timeline entry's status at the read's effective time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ItemStatus {
+    /// In effect.
+    Active,
+    /// Replaced by a newer row.
+    Superseded,
+    /// Closed.
+    Closed,
+    /// Active, but past its expiry (`expires_at`, `ttl_days`).
+    Expired,
+}
+
+impl ItemStatus {
+    /// `row`'s status at `as_of`: an active row whose expiry has passed is `expired`.
+    pub fn of(row: &Row, as_of: i64) -> Self {
+        match row.status {
+            Status::Superseded => Self::Superseded,
+            Status::Closed => Self::Closed,
+            _ if row.expires_at.is_some_and(|t| t <= as_of) => Self::Expired,
+            _ => Self::Active,
+        }
+    }
 }
 
 /// Whom the entity resolved to.
@@ -308,6 +335,13 @@ pub fn entity_timeline(
     }
     let sources = parse_sources(q.sources.as_deref())?;
     caught_up(api, p, &account, q.min_commit_seq, false)?;
+    let ask = Ask {
+        as_of: q.as_of,
+        known_at: q.known_at,
+        history: q.history,
+        audit: q.audit,
+    };
+    let grant = policy::history(api, p, &account, ask)?;
     let owner = owns(p, &account);
     let store = api.sources.as_ref().map(|s| s.get());
     let person = (entity != USER).then(|| {
@@ -331,7 +365,7 @@ pub fn entity_timeline(
         match source {
             Source::Ledger => {
                 let e = person_id.as_deref().unwrap_or(entity);
-                let read = ledger(api, p, &account, e, q).unwrap_or_else(|e| {
+                let read = ledger(api, p, &account, e, q, grant).unwrap_or_else(|e| {
                     tracing::warn!(error = %e.code(), "timeline: the ledger source failed");
                     Read::state("failed", "error")
                 });
@@ -440,8 +474,9 @@ fn ledger(
     account: &str,
     entity: &str,
     q: &TimelineParams,
+    grant: Grant,
 ) -> Result<Read, ApiError> {
-    let when = At::new(q.as_of, q.known_at);
+    let when = At::new(q.as_of, q.known_at).with_history(q.history || q.audit);
     let ids = api
         .views
         .get()
@@ -450,19 +485,17 @@ fn ledger(
     let bound = ids.len() >= TIMELINE_SCAN_MAX && owns(p, account);
     let mut items = Vec::new();
     for id in ids {
-        let Some(row) = row_at(api, account, &id, when)? else {
+        let Some(row) = readable_row_at(api, p, account, &id, when)? else {
             continue;
         };
-        // In effect at the read's time: an entry; ended by then: history.
-        let shown = may_read(p, &row)
-            && match row.status {
-                Status::Tombstoned => false,
-                _ if row.is_current(when.as_of) => true,
-                _ => q.history,
-            }
-            && (row.assertion_class != AssertionClass::Disputed || q.audit);
+        // In effect at the read's time: an entry; ended by then: history, inside the grant.
+        let shown = match row.status {
+            Status::Tombstoned => false,
+            _ if row.is_current(when.as_of) => true,
+            _ => q.history && grant.shows(&row),
+        } && (row.assertion_class != AssertionClass::Disputed || q.audit);
         if shown {
-            items.push(item(Source::Ledger, row));
+            items.push(item(Source::Ledger, row, when.as_of));
         }
     }
     Ok(Read {
@@ -472,7 +505,7 @@ fn ledger(
     })
 }
 
-fn item(source: Source, row: Row) -> TimelineItem {
+fn item(source: Source, row: Row, as_of: i64) -> TimelineItem {
     let (record_id, valid_to) = match (
         &row.record,
         row.record.as_ref().and_then(|r| r.doc.as_ref()),
@@ -481,6 +514,7 @@ fn item(source: Source, row: Row) -> TimelineItem {
         (Some(r), None) => (Some(r.record_id.clone()), row.valid_to),
         _ => (None, row.valid_to),
     };
+    let status = ItemStatus::of(&row, as_of);
     TimelineItem {
         source: source.name(),
         memory_id: row.memory_id,
@@ -489,7 +523,7 @@ fn item(source: Source, row: Row) -> TimelineItem {
         slot: row.slot,
         content: row.content,
         assertion_class: row.assertion_class,
-        status: row.status,
+        status,
         valid_from: row.valid_from,
         valid_to,
         source_type: row.source.source_type,
@@ -599,7 +633,7 @@ fn read_source(
             pruned = true;
             continue;
         }
-        items.push(item(Source::Source(kind), row));
+        items.push(item(Source::Source(kind), row, super::now_ms()));
     }
     let (state, reason) = match (bound && owns(p, account), pruned) {
         (true, _) => ("truncated", Some("scan_bound")),

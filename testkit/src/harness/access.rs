@@ -466,10 +466,19 @@ pub fn access(seed: u64, queries: u64) -> anyhow::Result<AccessFigures> {
                         }
                     }
                     Err(e) => {
-                        // Missing, foreign or unreadable: one answer (other tenants: 403).
+                        // Missing, foreign or unreadable: one answer (other tenants: 403; a
+                        // history read of another owner's account: 403 history_not_allowed,
+                        // whatever the id).
                         let cross = !target.starts_with(&format!("{}/", p.tenant_id));
                         let code = e.code();
-                        if (!cross && code != "unavailable") || (cross && code == "unavailable") {
+                        let history = (as_of.is_some() || known_at.is_some()) && target != own;
+                        if history && !cross {
+                            if code != "history_not_allowed" {
+                                f.playbook_oracle += 1;
+                            }
+                        } else if (!cross && code != "unavailable")
+                            || (cross && code == "unavailable")
+                        {
                             f.playbook_oracle += 1;
                         }
                     }

@@ -73,8 +73,14 @@ pub(crate) fn project_views(ctx: &AppContext, live: Arc<Live<ViewStore>>) -> any
     let ctx = ctx.clone();
     spawn_thread("kledger-views", move || {
         let c = ctx.config.clone();
+        let ttl = c.policy.ttl;
         drive_sink(&ctx, views::SINK, c.views.batch, &live, |store| {
-            ViewProjection::new(&c.views, &c.limits, store)
+            let p = ViewProjection::new(&c.views, &c.limits, store);
+            if ttl.purge {
+                p.with_ttl(views::TtlSweep::new(&ttl, ctx.partitions))
+            } else {
+                p
+            }
         });
         Ok(())
     })
