@@ -53,10 +53,14 @@ pub fn profile_line(row: &Row) -> String {
     }
 }
 
-/// The profile: rows in profile sorted by descending curation weight, slot, valid_from and
-/// memory id, fitted into 2,400 chars.
+/// The profile: rows in profile — of conflicting ones the winner only
+/// ([`crate::authority::contested`]) — sorted by descending curation weight, slot, valid_from
+/// and memory id, fitted into 2,400 chars.
 pub fn profile<'a, I: IntoIterator<Item = &'a Row>>(rows: I, as_of: i64) -> String {
     let mut rows: Vec<&Row> = rows.into_iter().filter(|r| in_profile(r, as_of)).collect();
+    // Of rows that conflict (the same subject and slot), the winner only (the authority table).
+    let losers = crate::authority::contested(rows.iter().copied());
+    rows.retain(|r| !losers.contains_key(&r.memory_id));
     rows.sort_by(|a, b| {
         b.curation_weight
             .cmp(&a.curation_weight)

@@ -19,6 +19,7 @@
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
 
 pub mod at;
+pub mod conflicts;
 pub mod conversations;
 pub mod ingress;
 pub mod policy;

@@ -16,7 +16,7 @@ use axum::response::Response;
 use kledger_processors::bm25::Bm25;
 use kledger_processors::ids::memory_id_of;
 use kledger_processors::payload::{AccountRef, access_filter_of};
-use kledger_schemas::{AssertionClass, Kind, Status};
+use kledger_schemas::{AssertionClass, Kind, Row, Status};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
@@ -99,6 +99,10 @@ pub struct Handle {
     pub assertion_class: AssertionClass,
     /// Fused score (reciprocal rank).
     pub score: f32,
+    /// The row that outranks this one (the same subject and slot, a higher place in the
+    /// authority table): it ranks first. Absent when nothing readable contests the row.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested_by: Option<String>,
 }
 
 /// The answer.
@@ -315,7 +319,7 @@ pub fn search_knowledge(
         &api.keywords,
     )
     .map_err(ApiError::internal)?;
-    let mut results = Vec::new();
+    let mut results: Vec<(Handle, Row)> = Vec::new();
     // Hydrate (the row as it stood at the read's time) and check again: the index may lag the
     // view store, or be wrong. Candidates are read `limit` at a time, in one batched read
     // each, until `limit` pass.
@@ -340,17 +344,49 @@ pub fn search_knowledge(
             {
                 continue;
             }
-            results.push(Handle {
-                memory_id: row.memory_id,
-                kind: row.kind,
-                slot: row.slot,
-                content: row.content,
-                assertion_class: row.assertion_class,
-                score: *score,
-            });
+            results.push((
+                Handle {
+                    memory_id: row.memory_id.clone(),
+                    kind: row.kind,
+                    slot: row.slot.clone(),
+                    content: row.content.clone(),
+                    assertion_class: row.assertion_class,
+                    score: *score,
+                    contested_by: None,
+                },
+                row,
+            ));
         }
     }
+    let rows: Vec<Row> = results.iter().map(|(_, r)| r.clone()).collect();
+    let contested = super::conflicts::contested_in(api, p, &account, &rows, when)?;
+    let results = winners_first(results.into_iter().map(|(h, _)| h).collect(), &contested);
     Ok(SearchAnswer { results })
+}
+
+/// `results` with each loser of a conflict marked `contested_by` its winner, and each winner
+/// that is among them moved just ahead of its first loser (the rest keep their order).
+fn winners_first(results: Vec<Handle>, contested: &BTreeMap<String, String>) -> Vec<Handle> {
+    let mut slots: Vec<Option<Handle>> = results.into_iter().map(Some).collect();
+    let at: BTreeMap<String, usize> = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, h)| Some((h.as_ref()?.memory_id.clone(), i)))
+        .collect();
+    let mut out = Vec::with_capacity(slots.len());
+    for i in 0..slots.len() {
+        let Some(mut h) = slots[i].take() else {
+            continue;
+        };
+        if let Some(winner) = contested.get(&h.memory_id) {
+            if let Some(w) = at.get(winner).and_then(|&j| slots[j].take()) {
+                out.push(w);
+            }
+            h.contested_by = Some(winner.clone());
+        }
+        out.push(h);
+    }
+    out
 }
 
 /// A search request's body (≤16 KiB, `413 body_too_large` beyond) in its JSON form.

@@ -164,6 +164,10 @@ pub struct TimelineItem {
     pub source_type: String,
     /// Source id of the creating write.
     pub source_id: String,
+    /// The row that outranks this one (a ledger row of the same subject and slot, a higher
+    /// place in the authority table). Absent when nothing readable contests it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested_by: Option<String>,
 }
 
 /// A timeline entry's status at the read's effective time.
@@ -483,7 +487,7 @@ fn ledger(
         .timeline(account, entity, TIMELINE_SCAN_MAX)?;
     // Reaching the scan bound says how long the timeline is: the owner's to know.
     let bound = ids.len() >= TIMELINE_SCAN_MAX && owns(p, account);
-    let mut items = Vec::new();
+    let mut shown_rows = Vec::new();
     for id in ids {
         let Some(row) = readable_row_at(api, p, account, &id, when)? else {
             continue;
@@ -495,9 +499,25 @@ fn ledger(
             _ => q.history && grant.shows(&row),
         } && (row.assertion_class != AssertionClass::Disputed || q.audit);
         if shown {
-            items.push(item(Source::Ledger, row, when.as_of));
+            shown_rows.push(row);
         }
     }
+    // Conflicts among the rows in effect: each loser names its winner (time order is kept).
+    let current: Vec<Row> = shown_rows
+        .iter()
+        .filter(|r| r.is_current(when.as_of))
+        .cloned()
+        .collect();
+    let contested = super::conflicts::contested_in(api, p, account, &current, when)?;
+    let items = shown_rows
+        .into_iter()
+        .map(|row| {
+            let by = contested.get(&row.memory_id).cloned();
+            let mut it = item(Source::Ledger, row, when.as_of);
+            it.contested_by = by;
+            it
+        })
+        .collect();
     Ok(Read {
         items,
         state: if bound { "truncated" } else { "available" },
@@ -528,6 +548,7 @@ fn item(source: Source, row: Row, as_of: i64) -> TimelineItem {
         valid_to,
         source_type: row.source.source_type,
         source_id: row.source.source_id,
+        contested_by: None,
     }
 }
 
