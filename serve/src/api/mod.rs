@@ -19,6 +19,7 @@
 //! Errors are `{"error": {"code", "message"}}` with stable codes (docs/api.md).
 
 pub mod at;
+pub mod compat;
 pub mod conflicts;
 pub mod conversations;
 pub mod ingress;
@@ -389,6 +390,7 @@ pub fn router(api: Api) -> Router {
         .route("/v1/export", get(read::export))
         .route("/v1/purges/{action_id}", get(purges::purge))
         .route("/v1/semantic/features", get(semantic::features))
+        .route("/v1/compat/long_term", get(compat::rows))
         .route("/v1/intents", post(ingress::post_intent))
         .route("/v1/sources/{kind}", post(ingress::post_source))
         .route("/v1/openapi.json", get(openapi))

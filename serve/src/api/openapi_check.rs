@@ -10,6 +10,7 @@ use schemars::JsonSchema;
 use serde_json::Value;
 
 use super::OPENAPI;
+use super::compat::{LongTermAnswer, LongTermParams};
 use super::conversations::{ConversationAnswer, ConversationQuery};
 use super::ingress::{IngressAnswer, IngressParams, SourceParams};
 use super::purges::PurgeReceipt;
@@ -196,6 +197,16 @@ fn openapi_json_names_the_fields_the_types_read_and_write() {
             "GET /v1/semantic/features 200",
             answer(&d, "get", "/v1/semantic/features", "200"),
             of_type::<FeaturesAnswer>(),
+        ),
+        same(
+            "GET /v1/compat/long_term query",
+            query_params(&d, "get", "/v1/compat/long_term"),
+            of_type::<LongTermParams>(),
+        ),
+        same(
+            "GET /v1/compat/long_term 200",
+            answer(&d, "get", "/v1/compat/long_term", "200"),
+            of_type::<LongTermAnswer>(),
         ),
         same(
             "GET /v1/purges/{action_id} query",

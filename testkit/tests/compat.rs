@@ -1,0 +1,139 @@
+//! The Long-term compatibility projection (`GET /v1/compat/long_term`, temporary): the rows a
+//! released client may decode, in its shape with `tier = "long_term"` — intent-backed facts
+//! about the primary user in effect now — and never a third party's fact, a restricted row, a
+//! migrated (non-intent-backed) row, a document, an ended row, or a row the reader may not
+//! read.
+
+use kledger_processors::access::Principal;
+use kledger_schemas::*;
+use kledger_testkit::build::{document, fact, intent, slotted, third_party};
+use kledger_testkit::ledger::Ledger;
+use kledger_topology::config::Config;
+use kledger_topology::serve::api::compat::{LongTermParams, long_term_answer};
+
+const A: &str = "t_acme/user/u_owner";
+const T0: i64 = 1_767_225_600_000;
+const PARTITIONS: i32 = 4;
+
+fn principal(owner_id: &str) -> Principal {
+    Principal {
+        tenant_id: "t_acme".into(),
+        team_id: Some("team_core".into()),
+        agent_id: None,
+        roles: Vec::new(),
+        owner_kind: OwnerKind::User,
+        owner_id: owner_id.into(),
+    }
+}
+
+#[test]
+fn only_eligible_rows_come_back_as_long_term() {
+    let mut l = Ledger::new(PARTITIONS);
+    let restricted = AssertOp {
+        sensitivity: Sensitivity {
+            level: SensitivityLevel::Restricted,
+            labels: Vec::new(),
+        },
+        ..fact("Has a rare condition")
+    };
+    let public = AssertOp {
+        visibility: Visibility::Public,
+        ..fact("Likes espresso")
+    };
+    let ended = AssertOp {
+        valid_to: Some(T0 + 1),
+        ..fact("Was visiting Rome")
+    };
+    let writes = [
+        (
+            "city",
+            WriteReason::DirectUserStatement,
+            slotted("home_city", "Lives in Porto"),
+        ),
+        ("coffee", WriteReason::DirectUserStatement, public),
+        (
+            "ana",
+            WriteReason::DirectUserStatement,
+            third_party("person:ana", "Ana lives in Braga"),
+        ),
+        ("secret", WriteReason::DirectUserStatement, restricted),
+        (
+            "old",
+            WriteReason::LegacyMigration,
+            fact("Imported from the old store"),
+        ),
+        (
+            "doc",
+            WriteReason::RecurringWorkflow,
+            document("Packing list", "Passport"),
+        ),
+        ("rome", WriteReason::DirectUserStatement, ended),
+    ];
+    for (action, reason, op) in writes {
+        let d = l.apply(&IntentRecord {
+            timestamp: T0,
+            partition: None,
+            offset: None,
+            intent: intent(A, action, reason, 0, vec![Op::Assert(op)]),
+        });
+        assert_eq!(d.outcome(), Outcome::Committed, "{action}: {:?}", d.receipt);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (views, g) =
+        kledger_testkit::offline::projections(dir.path(), &l.commits, PARTITIONS).unwrap();
+    let positioned = kledger_testkit::kafka::positioned(&l.commits, |c| c.intent_partition);
+    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
+    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
+        .unwrap();
+    let api =
+        kledger_testkit::offline::api(dir.path(), Config::default(), PARTITIONS, views, Some(g))
+            .unwrap();
+    let q = LongTermParams {
+        account: Some(A.into()),
+        limit: None,
+    };
+    let owner = long_term_answer(&api, &principal("u_owner"), &q).unwrap();
+    let mut contents: Vec<&str> = owner.rows.iter().map(|r| r.content.as_str()).collect();
+    contents.sort();
+    assert_eq!(contents, ["Likes espresso", "Lives in Porto"]);
+    assert!(
+        owner
+            .rows
+            .iter()
+            .all(|r| r.tier == "long_term" && r.status == "active" && r.subject == "user")
+    );
+    let city = owner
+        .rows
+        .iter()
+        .find(|r| r.slot.as_deref() == Some("home_city"))
+        .unwrap();
+    assert_eq!(city.account_id, A);
+    assert!(city.user_asserted);
+    assert!(!city.source_version.is_empty());
+    assert!(!owner.truncated);
+    // Another reader: what it may read only (the public fact).
+    let mate = long_term_answer(&api, &principal("u_mate"), &q).unwrap();
+    let contents: Vec<&str> = mate.rows.iter().map(|r| r.content.as_str()).collect();
+    assert_eq!(contents, ["Likes espresso"]);
+    // Bounded.
+    let one = long_term_answer(
+        &api,
+        &principal("u_owner"),
+        &LongTermParams {
+            account: Some(A.into()),
+            limit: Some(1),
+        },
+    )
+    .unwrap();
+    assert_eq!((one.rows.len(), one.truncated), (1, true));
+    let bad = LongTermParams {
+        account: None,
+        limit: Some(501),
+    };
+    assert_eq!(
+        long_term_answer(&api, &principal("u_owner"), &bad)
+            .unwrap_err()
+            .code(),
+        "bad_limit"
+    );
+}
