@@ -1,5 +1,6 @@
-//! `kledger migrate plan|apply`: legacy memory rows → a deterministic, resumable plan →
-//! intents on the intents topic, with their receipts counted.
+//! `kledger migrate plan|adjudicate|apply`: legacy memory rows → a deterministic, resumable
+//! plan → (decisions about the rows it lists for adjudication, recorded in a log of their own)
+//! → intents on the intents topic, with their receipts counted.
 //!
 //! The decisions are [`kledger_processors::migrate`]'s; this module handles the files and Kafka:
 //! - `plan` reads the legacy file three times (latest revisions, slot claims, then the plan),
@@ -157,6 +158,136 @@ pub fn plan(input: &Path, out: &Path, progress: bool) -> anyhow::Result<PlanSumm
     let file = w.into_inner().map_err(|e| e.into_error())?;
     file.sync_all()?;
     bar.finish_and_clear();
+    Ok(s)
+}
+
+/// What `kledger migrate adjudicate` did.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
+pub struct AdjudicateSummary {
+    /// Rows the plan lists for adjudication.
+    pub listed: u64,
+    /// Decisions read.
+    pub decisions: u64,
+    /// Decisions recorded by this run, by entry (`adapt/adjudicated_promote`, ...).
+    pub recorded: BTreeMap<String, u64>,
+    /// Decisions the log already had (a resumed or repeated run).
+    pub already_recorded: u64,
+    /// Bytes of a partial last line cut off the log.
+    pub cut_bytes: u64,
+    /// Decisions refused: for a row the plan does not list for adjudication, or a second,
+    /// different decision about one row (the first stands), with their lines (first 20).
+    pub refused: Vec<(u64, String)>,
+    /// Rows listed for adjudication without a decision yet.
+    pub undecided: u64,
+}
+
+/// The decisions of `path` (JSON lines) by marker: the first decision of each row; a
+/// malformed or contradicting line is refused.
+fn read_decisions(
+    path: &Path,
+    listed: &BTreeSet<String>,
+    s: &mut AdjudicateSummary,
+) -> anyhow::Result<BTreeMap<String, kledger_processors::migrate::Decision>> {
+    let file = File::open(path).with_context(|| format!("open {}", path.display()))?;
+    let mut r = BufReader::new(file);
+    let mut buf = Vec::new();
+    let mut n = 0u64;
+    let mut out: BTreeMap<String, kledger_processors::migrate::Decision> = BTreeMap::new();
+    let refuse = |s: &mut AdjudicateSummary, n: u64, why: String| {
+        if s.refused.len() < 20 {
+            s.refused.push((n, why));
+        }
+    };
+    while let Some(fits) = read_line_bounded(&mut r, &mut buf, LINE_BYTES_MAX)? {
+        n += 1;
+        if fits && buf.iter().all(u8::is_ascii_whitespace) {
+            continue;
+        }
+        s.decisions += 1;
+        let d: kledger_processors::migrate::Decision = match serde_json::from_slice(&buf) {
+            Ok(d) if fits => d,
+            Ok(_) => continue,
+            Err(e) => {
+                refuse(s, n, format!("not a decision: {e}"));
+                continue;
+            }
+        };
+        if d.by.trim().is_empty() || d.by.chars().count() > 256 {
+            refuse(s, n, "`by` names who decided, 1..=256 chars".into());
+        } else if !listed.contains(&d.marker) {
+            refuse(s, n, format!("{} is not listed for adjudication", d.marker));
+        } else if let Some(first) = out.get(&d.marker) {
+            if first.decision != d.decision {
+                refuse(s, n, format!("{} was decided already", d.marker));
+            }
+        } else {
+            out.insert(d.marker.clone(), d);
+        }
+    }
+    Ok(out)
+}
+
+/// `kledger migrate adjudicate`: records the `decisions` about rows `plan` lists for
+/// adjudication into the log `out` (plan entries: `adapt` for a promoted row, with its intent,
+/// `ignored` for a discarded one), reading the rows from the legacy file `input`. Resumable
+/// like the planner: an existing log is resumed (a partial last line cut off, its markers
+/// skipped). `kledger migrate apply --plan <out>` then applies the promotions. Blocking.
+pub fn adjudicate(
+    input: &Path,
+    plan: &Path,
+    decisions: &Path,
+    out: &Path,
+) -> anyhow::Result<AdjudicateSummary> {
+    let mut s = AdjudicateSummary::default();
+    let mut listed = BTreeSet::new();
+    {
+        let mut c = Completion::default();
+        read_plan(plan, &mut c)?;
+        for b in &c.blocking {
+            if b.reason.starts_with("adjudicate/") {
+                listed.insert(b.marker.clone());
+            }
+        }
+    }
+    s.listed = listed.len() as u64;
+    let decided = read_decisions(decisions, &listed, &mut s)?;
+    let mut planned = Planned::default();
+    let mut totals = BTreeMap::new();
+    s.cut_bytes = resume(out, &mut planned, &mut totals)?;
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(out)
+        .with_context(|| format!("open {}", out.display()))?;
+    let mut w = BufWriter::new(file);
+    let mut seen = BTreeSet::new();
+    for_each_row(input, &mut |line, r| {
+        let Ok(row) = r else {
+            return Ok(());
+        };
+        let marker = row.marker();
+        let Some(d) = decided.get(&marker) else {
+            return Ok(());
+        };
+        if !seen.insert(marker.clone()) {
+            return Ok(());
+        }
+        if planned.has(&marker) {
+            s.already_recorded += 1;
+            return Ok(());
+        }
+        let e = kledger_processors::migrate::adjudicate(line, &row, d);
+        planned.record(&e);
+        serde_json::to_writer(&mut w, &e)?;
+        w.write_all(b"\n")?;
+        *s.recorded
+            .entry(format!("{}/{}", e.disposition.as_str(), e.reason))
+            .or_default() += 1;
+        Ok(())
+    })?;
+    let file = w.into_inner().map_err(|e| e.into_error())?;
+    file.sync_all()?;
+    s.undecided = listed.iter().filter(|m| !decided.contains_key(*m)).count() as u64;
     Ok(s)
 }
 

@@ -443,6 +443,85 @@ pub fn plan_row(
     Some(e)
 }
 
+/// What an adjudicator decided about a row the planner listed for adjudication.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    /// Move it into the ledger, as a long-term row would move.
+    Promote,
+    /// Leave it out of the ledger.
+    Discard,
+}
+
+/// One line of a decisions file (`kledger migrate adjudicate`): a decision about the row of
+/// `marker`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Decision {
+    /// The row's plan marker (`memory_id@revision`).
+    pub marker: String,
+    /// What to do with it.
+    pub decision: Verdict,
+    /// Who decided (a person, a policy; 1..=256 chars): recorded with the decision.
+    pub by: String,
+    /// Why, for humans (≤1,000 chars).
+    #[serde(default)]
+    pub note: Option<String>,
+}
+
+/// The entry recording `d` for `row` (line `line`), which the planner listed for adjudication:
+/// `promote` → an `adapt` entry whose intent moves the row as a long-term row moves (reason
+/// `adjudicated_promote`; invalid → `ignored` / `invalid_intent`), `discard` → `ignored` /
+/// `adjudicated_discard`; the decider and note in the detail. A promoted row whose slot
+/// another row holds is answered `replan` by the processor (`kledger migrate apply` reports
+/// it blocking): the decision moves a row, it does not overrule the slot.
+pub fn adjudicate(line: u64, row: &LegacyRow, d: &Decision) -> PlanEntry {
+    use Disposition::*;
+    let note: String = d
+        .note
+        .as_deref()
+        .map(|n| format!(": {n}"))
+        .unwrap_or_default()
+        .chars()
+        .take(1_000)
+        .collect();
+    let by: String = d.by.chars().take(SHORT_CHARS_MAX).collect();
+    let entry = |disp, reason: &str, what: &str| {
+        PlanEntry::for_row(line, row, disp, reason).detail(format!("{what} by {by}{note}"))
+    };
+    if d.decision == Verdict::Discard {
+        return entry(Ignored, "adjudicated_discard", "discarded");
+    }
+    let mut promoted = row.clone();
+    promoted.tier = "long_term".into();
+    let content = match pre_slot(&promoted) {
+        Ok(c) => c,
+        Err((_, reason, detail)) => {
+            return PlanEntry::for_row(line, row, Ignored, "invalid_intent")
+                .detail(format!("{reason}: {detail}"));
+        }
+    };
+    let slot = mapped_slot(&promoted);
+    let record = match intent(&promoted, content, slot) {
+        Ok(r) => r,
+        Err(detail) => {
+            return PlanEntry::for_row(line, row, Ignored, "invalid_intent").detail(detail);
+        }
+    };
+    if let Err(r) = crate::validate::validate(&record.intent, record.timestamp, Default::default())
+    {
+        return PlanEntry::for_row(line, row, Ignored, "invalid_intent").detail(format!(
+            "{}: {}",
+            r.code.as_str(),
+            r.message
+        ));
+    }
+    let mut e = entry(Adapt, "adjudicated_promote", "promoted");
+    e.slot = slot.map(str::to_owned);
+    e.intent = Some(record);
+    e
+}
+
 /// The intent adapting `row` (one fact assert). Long on purpose: every field of the intent,
 /// each with the legacy field it comes from.
 fn intent(row: &LegacyRow, content: String, slot: Option<&str>) -> Result<IntentRecord, String> {
@@ -649,6 +728,44 @@ mod tests {
         let mut r = row("m");
         r.predicate = Some("likes".into());
         assert_eq!(mapped_slot(&r), None);
+    }
+
+    #[test]
+    fn an_adjudication_promotes_or_discards_and_records_who_decided() {
+        let mut a = row("m1");
+        a.tier = "short_term".into();
+        let marker = a.marker();
+        let d = |decision| Decision {
+            marker: marker.clone(),
+            decision,
+            by: "reviewer@acme".into(),
+            note: Some("confirmed with the user".into()),
+        };
+        let promoted = adjudicate(7, &a, &d(Verdict::Promote));
+        assert_eq!(promoted.disposition, Disposition::Adapt);
+        assert_eq!(promoted.reason, "adjudicated_promote");
+        assert_eq!(
+            promoted.detail.as_deref(),
+            Some("promoted by reviewer@acme: confirmed with the user")
+        );
+        let record = promoted.intent.expect("an intent");
+        assert_eq!(record.intent.action_id, format!("{ACTION_PREFIX}m1@1"));
+        assert_eq!(adjudicate(7, &a, &d(Verdict::Promote)).intent, Some(record));
+        let discarded = adjudicate(7, &a, &d(Verdict::Discard));
+        assert_eq!(
+            (
+                discarded.disposition,
+                discarded.reason.as_str(),
+                discarded.intent
+            ),
+            (Disposition::Ignored, "adjudicated_discard", None)
+        );
+        // An inactive row is not promoted, whatever the decision.
+        a.status = "deleted".into();
+        assert_eq!(
+            adjudicate(7, &a, &d(Verdict::Promote)).reason,
+            "invalid_intent"
+        );
     }
 
     #[test]

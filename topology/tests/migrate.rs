@@ -317,8 +317,104 @@ fn a_migration_killed_midway_and_resumed_commits_what_an_uninterrupted_one_commi
         "the resumed migration's outbox differs"
     );
     assert_eq!(oa.values().map(Vec::len).sum::<usize>(), adapt);
+    adjudicated_rows_are_recorded_then_applied(&a, dir.path(), &plan);
     stop(run_a);
     stop(run_b);
+}
+
+/// `kledger migrate adjudicate --apply` over the plan's short-term rows: two promoted, one
+/// discarded, and a decision about a row the plan does not list refused; the promotions are
+/// published and answered, the discard writes nothing, and a second run records and publishes
+/// nothing again.
+fn adjudicated_rows_are_recorded_then_applied(c: &Config, dir: &Path, plan: &Path) {
+    let short: Vec<String> = entries(plan)
+        .into_iter()
+        .filter(|e| e.disposition == Disposition::Adjudicate && e.reason == "short_term")
+        .map(|e| e.marker)
+        .take(3)
+        .collect();
+    assert_eq!(short.len(), 3, "the fixture lists short-term rows");
+    let decisions = dir.join("decisions.jsonl");
+    let line = |marker: &str, decision: &str| {
+        format!(
+            r#"{{"marker": "{marker}", "decision": "{decision}", "by": "reviewer@acme", "note": "asked the user"}}"#
+        )
+    };
+    std::fs::write(
+        &decisions,
+        [
+            line(&short[0], "promote"),
+            line(&short[1], "promote"),
+            line(&short[2], "discard"),
+            line("not-listed@1", "promote"),
+        ]
+        .join("\n"),
+    )
+    .unwrap();
+    let log = dir.join("adjudication.jsonl");
+    let run = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_kledger"))
+            .args([
+                "migrate",
+                "adjudicate",
+                "--quiet",
+                "--apply",
+                "--timeout-secs",
+                "120",
+            ])
+            .arg("--input")
+            .arg(fixture())
+            .arg("--plan")
+            .arg(plan)
+            .arg("--decisions")
+            .arg(&decisions)
+            .arg("--out")
+            .arg(&log)
+            .envs(child_env(c, ""))
+            .stdout(Stdio::null())
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        (out.status.code(), err)
+    };
+    let (_, said) = run();
+    assert!(
+        said.contains("not-listed@1 is not listed for adjudication"),
+        "{said}"
+    );
+    let recorded = entries(&log);
+    let got: Vec<(&str, &str)> = recorded
+        .iter()
+        .map(|e| (e.disposition.as_str(), e.reason.as_str()))
+        .collect();
+    let mut got = got;
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            ("adapt", "adjudicated_promote"),
+            ("adapt", "adjudicated_promote"),
+            ("ignored", "adjudicated_discard")
+        ]
+    );
+    assert!(recorded.iter().all(|e| {
+        e.detail
+            .as_deref()
+            .is_some_and(|d| d.contains("by reviewer@acme"))
+    }));
+    let done = completion(&migrate::default_report(&log));
+    assert_eq!((done.published, done.unanswered), (2, 0), "{done:?}");
+    assert_eq!(done.outcomes.values().sum::<u64>(), 2, "{done:?}");
+    // Again: nothing recorded twice, nothing published twice.
+    let (_, said) = run();
+    assert!(said.contains("3 already recorded"), "{said}");
+    assert_eq!(entries(&log).len(), 3);
+    let again = completion(&migrate::default_report(&log));
+    assert_eq!(
+        (again.published, again.already_published),
+        (0, 2),
+        "{again:?}"
+    );
 }
 
 /// `kledger migrate vectors`: exported legacy collections copied into `cm_text_<dim>_v1` of the

@@ -1,4 +1,4 @@
-//! `kledger migrate plan|apply|vectors`: legacy memory rows into the ledger, and legacy vector
+//! `kledger migrate plan|adjudicate|apply|vectors`: legacy memory rows into the ledger, and legacy vector
 //! collections into cm_payload_v1 collections (docs/migration.md).
 
 use std::path::PathBuf;
@@ -45,6 +45,33 @@ pub(crate) enum MigrateCommand {
         #[arg(long)]
         out: PathBuf,
         /// Hide the progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Record decisions about the rows a plan lists for adjudication (short-term, archive,
+    /// conflicts) in an adjudication log; resumes an existing log. Apply the promotions with
+    /// `kledger migrate apply --plan <log>` (or `--apply` here).
+    Adjudicate {
+        /// The legacy rows the plan was made from.
+        #[arg(long)]
+        input: PathBuf,
+        /// The plan written by `kledger migrate plan`.
+        #[arg(long)]
+        plan: PathBuf,
+        /// Decisions, one JSON object per line: `{"marker": "memory_id@revision", "decision":
+        /// "promote"|"discard", "by": "who decided", "note": "why"}` (docs/migration.md).
+        #[arg(long)]
+        decisions: PathBuf,
+        /// The adjudication log (plan entries, JSON lines); appended to when it exists.
+        #[arg(long)]
+        out: PathBuf,
+        /// Then apply the log as `kledger migrate apply --plan <out>` does.
+        #[arg(long)]
+        apply: bool,
+        /// How long `--apply` waits for receipts, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout_secs: u64,
+        /// Hide the progress bars.
         #[arg(long)]
         quiet: bool,
     },
@@ -140,6 +167,40 @@ impl MigrateCommand {
                     s.written,
                     s.totals
                 );
+            }
+            MigrateCommand::Adjudicate {
+                input,
+                plan,
+                decisions,
+                out,
+                apply,
+                timeout_secs,
+                quiet,
+            } => {
+                let s = migrate::adjudicate(&input, &plan, &decisions, &out)?;
+                for (line, why) in &s.refused {
+                    eprintln!("decisions line {line}: refused: {why}");
+                }
+                eprintln!(
+                    "migrate adjudicate: {} rows listed, {} decisions read; recorded {:?}, {} already recorded, {} refused, {} rows undecided; log {}",
+                    s.listed,
+                    s.decisions,
+                    s.recorded,
+                    s.already_recorded,
+                    s.refused.len(),
+                    s.undecided,
+                    out.display()
+                );
+                if apply {
+                    return MigrateCommand::Apply {
+                        plan: out,
+                        report: None,
+                        timeout_secs,
+                        rate: None,
+                        quiet,
+                    }
+                    .run(config);
+                }
             }
             MigrateCommand::Apply {
                 plan,
