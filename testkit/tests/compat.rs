@@ -137,3 +137,92 @@ fn only_eligible_rows_come_back_as_long_term() {
         "bad_limit"
     );
 }
+
+/// MemMachine's hierarchy on semantic features: `project_id` selects the rows whose tenant block
+/// names that project, `session_id` the rows whose source or evidence is that session, and
+/// another org answers none.
+#[test]
+fn semantic_features_filter_by_project_and_session() {
+    use kledger_topology::serve::api::semantic::{FeatureParams, features_answer};
+    let mut l = Ledger::new(PARTITIONS);
+    for (action, project, session, content) in [
+        ("a", Some("proj_alpha"), "sess_1", "Prefers tea"),
+        ("b", Some("proj_beta"), "sess_2", "Prefers coffee"),
+        ("c", None, "sess_1", "Walks to work"),
+    ] {
+        let mut i = intent(
+            A,
+            action,
+            WriteReason::DirectUserStatement,
+            0,
+            vec![Op::Assert(fact(content))],
+        );
+        i.tenant.project_id = project.map(str::to_owned);
+        i.source.source_id = session.into();
+        let d = l.apply(&IntentRecord {
+            timestamp: T0,
+            partition: None,
+            offset: None,
+            intent: i,
+        });
+        assert_eq!(d.outcome(), Outcome::Committed, "{action}: {:?}", d.receipt);
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (views, g) =
+        kledger_testkit::offline::projections(dir.path(), &l.commits, PARTITIONS).unwrap();
+    let positioned = kledger_testkit::kafka::positioned(&l.commits, |c| c.intent_partition);
+    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
+    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
+        .unwrap();
+    let api =
+        kledger_testkit::offline::api(dir.path(), Config::default(), PARTITIONS, views, Some(g))
+            .unwrap();
+    let owner = principal("u_owner");
+    let values = |q: FeatureParams| -> Vec<String> {
+        let mut v: Vec<String> = features_answer(&api, &owner, &q)
+            .unwrap()
+            .features
+            .into_iter()
+            .map(|f| f.value)
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(
+        values(FeatureParams {
+            project_id: Some("proj_alpha".into()),
+            ..FeatureParams::default()
+        }),
+        ["Prefers tea"]
+    );
+    assert_eq!(
+        values(FeatureParams {
+            project_id: Some("proj_beta".into()),
+            ..FeatureParams::default()
+        }),
+        ["Prefers coffee"]
+    );
+    assert_eq!(
+        values(FeatureParams {
+            session_id: Some("sess_1".into()),
+            ..FeatureParams::default()
+        }),
+        ["Prefers tea", "Walks to work"]
+    );
+    assert_eq!(
+        values(FeatureParams {
+            project_id: Some("proj_alpha".into()),
+            session_id: Some("sess_2".into()),
+            ..FeatureParams::default()
+        }),
+        Vec::<String>::new()
+    );
+    assert!(
+        values(FeatureParams {
+            org_id: Some("t_other".into()),
+            ..FeatureParams::default()
+        })
+        .is_empty()
+    );
+    assert_eq!(values(FeatureParams::default()).len(), 3);
+}
