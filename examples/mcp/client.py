@@ -93,6 +93,9 @@ async def remember_then_search(session, label, http=None):
     check(wrote["consistency_token"] is not None, "a consistency token", answer=wrote)
     ids = set(wrote["receipt"]["memory_ids"])
     say("remember", session=label, outcome=wrote["receipt"]["outcome"], token=wrote["consistency_token"])
+    # An agent cannot lift its write above the user's words with a source type.
+    lifted, error = await call(session, "remember", content="Is the CEO", source_type="system_of_record")
+    check(error and lifted["error"]["code"] == "bad_source_type", "a claimed system of record is refused", answer=lifted)
     if http:
         # The row carries it: author (the session's principal), source and version, evidence.
         base, token = http

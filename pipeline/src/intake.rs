@@ -46,9 +46,6 @@ use kledger_runtime::config::Config;
 use kledger_runtime::metrics as m;
 use kledger_runtime::shutdown::Shutdown;
 
-/// The extractor named on the intents the intake forwards.
-pub const EXTRACTOR: &str = "kledger-intake";
-
 /// The intake's consumer group: `<group_id>-intake`, one for every host.
 pub fn group(config: &Config) -> String {
     format!("{}-intake", config.kafka.group_id)
@@ -234,13 +231,7 @@ impl Intake {
             Ok(parts) => parts,
             Err(e) => return (source, dead(e.code(), e.to_string())),
         };
-        let intent = kledger_processors::sources::intent_for(
-            &account,
-            op,
-            EXTRACTOR,
-            None,
-            version.as_deref(),
-        );
+        let intent = kledger_processors::sources::intent_for(&account, op, version.as_deref());
         let payload = self.codec.encode(&intent);
         if payload.len() > self.record_bytes_max {
             let why = format!(

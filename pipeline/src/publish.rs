@@ -131,8 +131,6 @@ impl Publisher {
         let intent = kledger_processors::sources::intent_for(
             &line.account,
             line.op.clone(),
-            crate::intake::EXTRACTOR,
-            None,
             line.version.as_deref(),
         );
         let n = record.len().max(self.codec.encode(&intent).len());

@@ -551,9 +551,11 @@ fn intent(row: &LegacyRow, content: String, slot: Option<&str>) -> Result<Intent
             .source_type
             .clone()
             .unwrap_or_else(|| "legacy_memory".into()),
+        // An empty version is no version (rules v6 requires one): the row's revision stands in.
         source_version: row
             .source_version
             .clone()
+            .filter(|v| !v.is_empty())
             .unwrap_or_else(|| version.clone()),
         author_id: row.author_id.clone(),
     };

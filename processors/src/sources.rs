@@ -194,21 +194,24 @@ pub fn source_type(source: SourceKind) -> &'static str {
 /// Hex digits of a source intent's digest kept in its action id and source version.
 const DIGEST_HEX: usize = 32;
 
+/// The extractor named on every source intent, whichever path made it (the topic's intake,
+/// the HTTP ingress): the same document is the same intent everywhere, in every kledger
+/// version, so one sent twice — by two paths, or forwarded again after a restart or an upgrade
+/// — is a `duplicate`, never `action_reused`.
+pub const SOURCES_EXTRACTOR: &str = "kledger-sources";
+/// Its version: fixed (a change of what a source intent holds is a new version here).
+pub const SOURCES_EXTRACTOR_VERSION: &str = "1";
+
 /// The intent that puts `op` into `account_id`'s ledger, as `kledger publish --kind` and
-/// `POST /v1/sources/{kind}` write it: action id `src_` + a digest of the account, the
+/// `POST /v1/sources/{kind}` write it (extractor [`SOURCES_EXTRACTOR`], no author): action id
+/// `src_` + a digest of the account, the
 /// document, its access and its `version` in the source system (the same document put again
 /// is a `duplicate`; a changed one, or one of another version, is a new version), source
 /// version the given one (else the digest's first 16 hex digits), write reason
 /// `source_sync`, planned against head 0 with the rebase policy (a source op has no target, so
 /// it commits against any head). A malformed account id gives a tenant block validation
 /// rejects.
-pub fn intent_for(
-    account_id: &str,
-    op: SourceOp,
-    extractor: &str,
-    author: Option<&str>,
-    version: Option<&str>,
-) -> Intent {
+pub fn intent_for(account_id: &str, op: SourceOp, version: Option<&str>) -> Intent {
     use sha2::{Digest, Sha256};
     let mut buf = Vec::new();
     op.encode(&mut buf);
@@ -244,11 +247,11 @@ pub fn intent_for(
             source_id: op.doc.record_id().to_owned(),
             source_type: source_type(source).to_owned(),
             source_version: version.map_or_else(|| digest[..16].to_owned(), str::to_owned),
-            author_id: author.map(str::to_owned),
+            author_id: None,
         },
         extractor: Extractor {
-            name: extractor.to_owned(),
-            version: env!("CARGO_PKG_VERSION").to_owned(),
+            name: SOURCES_EXTRACTOR.to_owned(),
+            version: SOURCES_EXTRACTOR_VERSION.to_owned(),
         },
         write_reason: WriteReason::SourceSync,
         planned_against: PlannedAgainst::default(),

@@ -26,9 +26,9 @@ pub fn due(row: &Row, now: i64) -> bool {
 }
 
 /// The purge intent of expired `row`: its own account and tenant block, action id
-/// `ttl_<memory_id>_r<revision>`, planned against the row's revision and content hash (a row
-/// changed since answers `replan`, and its new revision is swept anew), source version its
-/// `expires_at`.
+/// `ttl_<memory_id>_r<revision>`, naming the row's revision and content hash (a purge
+/// outranks history and is decided whatever the row's revision; a row's expiry never changes,
+/// so the same row always makes the same intent), source version its `expires_at`.
 pub fn purge_intent(row: &Row) -> Intent {
     let t = &row.tenant;
     Intent {
@@ -43,7 +43,8 @@ pub fn purge_intent(row: &Row) -> Intent {
         },
         extractor: Extractor {
             name: EXTRACTOR.into(),
-            version: env!("CARGO_PKG_VERSION").into(),
+            // Fixed, so a sweep of another kledger version publishes the same intent.
+            version: "1".into(),
         },
         write_reason: WriteReason::DailyReconciliation,
         planned_against: PlannedAgainst {

@@ -149,7 +149,8 @@ pub struct RememberArgs {
     #[serde(default)]
     pub tags: Vec<String>,
     /// A stable id for this write, to make a retry idempotent (default: derived from the
-    /// account, the content, the slot and the rows replaced).
+    /// account, the content, the slot, the rows replaced, the provenance given and the
+    /// session's agent).
     #[serde(default)]
     pub action_id: Option<String>,
     /// What the fact was taken from: its id (a conversation, a document, a ticket; ≤256
@@ -157,7 +158,9 @@ pub struct RememberArgs {
     #[serde(default)]
     pub source_id: Option<String>,
     /// Its kind (`conversation`, `chat_message`, `document`, `email`, `calendar`, …; ≤64
-    /// chars; default `agent_tool`): the authority table ranks by it.
+    /// chars; default `agent_tool`): the authority table ranks by it, so the types it ranks
+    /// above a calendar (`system_of_record`, `approved_decision`, `signed_document`,
+    /// `document`) are refused (`bad_source_type`).
     #[serde(default)]
     pub source_type: Option<String>,
     /// Its version as it was looked at (a message id, a revision, an edit time; ≤64 chars;
@@ -405,6 +408,10 @@ impl ServerHandler for McpServer {
     }
 }
 
+/// The highest authority adjustment a `remember` may claim with its `source_type` (a
+/// calendar's, an email's).
+const REMEMBER_SOURCE_ADJUSTMENT_MAX: i32 = 10;
+
 /// The `explicit_remember` intent of `a` in `p`'s own account, planned against the account's
 /// head and the rows it replaces as the view store holds them.
 fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, ApiError> {
@@ -423,6 +430,21 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
             content_hash: row.content_hash,
         });
     }
+    // An agent may not lift its write above the user's own words: source types the authority
+    // table ranks above a calendar are an extractor's to claim (with `role_ingest`).
+    if let Some(t) = &a.source_type
+        && kledger_processors::authority::source_adjustment(t) > REMEMBER_SOURCE_ADJUSTMENT_MAX
+    {
+        return Err(ApiError::bad(
+            "bad_source_type",
+            format!(
+                "remember cannot claim source type {t}: the authority table ranks it above what an agent may write"
+            ),
+        ));
+    }
+    // The action is the fact and where it came from: the same fact from another conversation,
+    // message or agent is another write (the same one again is a `duplicate`).
+    let author_part = p.agent_id.clone().unwrap_or_default();
     let digest = {
         let mut h = Sha256::new();
         for part in [
@@ -432,7 +454,18 @@ fn remember_intent(api: &Api, p: &Principal, a: RememberArgs) -> Result<Intent, 
         ]
         .into_iter()
         .chain(a.replaces.iter().map(String::as_str))
-        {
+        .chain(
+            [
+                a.source_id.as_deref(),
+                a.source_type.as_deref(),
+                a.source_version.as_deref(),
+                a.conversation_id.as_deref(),
+                a.message_id.as_deref(),
+                Some(author_part.as_str()),
+            ]
+            .into_iter()
+            .map(|s| s.unwrap_or("")),
+        ) {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part.as_bytes());
         }

@@ -357,8 +357,7 @@ impl Generator {
                 visibility: Visibility::Private,
                 acl: Acl::default(),
             };
-            let mut it =
-                kledger_processors::sources::intent_for(account, op, "testkit", None, None);
+            let mut it = kledger_processors::sources::intent_for(account, op, None);
             it.action_id = action;
             return it;
         }

@@ -170,6 +170,9 @@ pub fn config(bootstrap: &str, state: &Path, partitions: i32, group: &str) -> Co
     // cores; the tests of search (the model, the API end to end, the access harness, the
     // retrieval set) use the default, the local model.
     c.vectors.embedder.kind = kledger_topology::config::EmbedderKind::Hash;
+    // Expiry's sweep reads the wall clock: the generated streams' expired rows would be purged
+    // by intents no offline expectation has. The tests of expiry turn it on.
+    c.policy.ttl.purge = false;
     c
 }
 
@@ -210,6 +213,10 @@ pub fn child_env(c: &Config, http: &str) -> Vec<(String, String)> {
             c.vectors.dir.display().to_string(),
         ),
         ("KLEDGER_HTTP__LISTEN".into(), http.to_owned()),
+        (
+            "KLEDGER_POLICY__TTL__PURGE".into(),
+            c.policy.ttl.purge.to_string(),
+        ),
         (
             "KLEDGER_VECTORS__EMBEDDER__KIND".into(),
             serde_json::to_value(c.vectors.embedder.kind)

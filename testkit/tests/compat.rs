@@ -1,8 +1,8 @@
 //! The Long-term compatibility projection (`GET /v1/compat/long_term`, temporary): the rows a
 //! released client may decode, in its shape with `tier = "long_term"` — intent-backed facts
 //! about the primary user in effect now — and never a third party's fact, a restricted row, a
-//! migrated (non-intent-backed) row, a document, an ended row, or a row the reader may not
-//! read.
+//! migrated (non-intent-backed) row, a disputed row, a document, an ended row, or a row the
+//! reader may not read (nor, for another reader, the author).
 
 use kledger_processors::access::Principal;
 use kledger_schemas::*;
@@ -44,6 +44,10 @@ fn only_eligible_rows_come_back_as_long_term() {
         valid_to: Some(T0 + 1),
         ..fact("Was visiting Rome")
     };
+    let disputed = AssertOp {
+        assertion_class: AssertionClass::Disputed,
+        ..fact("Might be allergic to cats")
+    };
     let writes = [
         (
             "city",
@@ -68,13 +72,16 @@ fn only_eligible_rows_come_back_as_long_term() {
             document("Packing list", "Passport"),
         ),
         ("rome", WriteReason::DirectUserStatement, ended),
+        ("cats", WriteReason::DirectUserStatement, disputed),
     ];
     for (action, reason, op) in writes {
+        let mut i = intent(A, action, reason, 0, vec![Op::Assert(op)]);
+        i.source.author_id = Some("u_owner".into());
         let d = l.apply(&IntentRecord {
             timestamp: T0,
             partition: None,
             offset: None,
-            intent: intent(A, action, reason, 0, vec![Op::Assert(op)]),
+            intent: i,
         });
         assert_eq!(d.outcome(), Outcome::Committed, "{action}: {:?}", d.receipt);
     }
@@ -115,6 +122,16 @@ fn only_eligible_rows_come_back_as_long_term() {
     let mate = long_term_answer(&api, &principal("u_mate"), &q).unwrap();
     let contents: Vec<&str> = mate.rows.iter().map(|r| r.content.as_str()).collect();
     assert_eq!(contents, ["Likes espresso"]);
+    assert_eq!(
+        mate.rows[0].author_id, None,
+        "the author is the owner's to see"
+    );
+    let own = owner
+        .rows
+        .iter()
+        .find(|r| r.content == "Likes espresso")
+        .unwrap();
+    assert!(own.author_id.is_some());
     // Bounded.
     let one = long_term_answer(
         &api,

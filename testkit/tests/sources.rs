@@ -122,8 +122,6 @@ fn put_intent(account: &str, doc: SourceDoc) -> Intent {
             visibility: Visibility::Private,
             acl: Acl::default(),
         },
-        "testkit",
-        None,
         None,
     )
 }
@@ -1145,8 +1143,6 @@ fn a_document_changed_back_is_a_new_version_when_its_source_says_so() {
                 visibility: Visibility::Private,
                 acl: Acl::default(),
             },
-            "testkit",
-            None,
             Some(n),
         )
     };
@@ -1206,8 +1202,6 @@ fn another_principal_joins_by_person_id_only_what_it_may_read() {
                     ..Acl::default()
                 },
             },
-            "testkit",
-            None,
             None,
         )
     };

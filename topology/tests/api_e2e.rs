@@ -174,6 +174,7 @@ fn intents_in_reads_out_through_amendment_and_purge() {
     let b = TestBroker::start();
     let dir = tempfile::tempdir().unwrap();
     let mut c = config(&b.bootstrap, dir.path(), 4, "api-e2e");
+    c.policy.ttl.purge = true;
     c.policy.ttl.sweep_interval_ms = 500;
     let port = kledger_topology::kafka::embedded::free_port().unwrap();
     c.http.listen = format!("127.0.0.1:{port}");

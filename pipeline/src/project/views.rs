@@ -114,7 +114,12 @@ impl TtlSweep {
         let now = (self.clock)();
         let mut records = Vec::new();
         let mut ids = Vec::new();
-        for (account, id) in store.expired(now, self.max)? {
+        // Rows whose purge is in flight (sent) take no share of the sweep's `max`.
+        let look = self.max.saturating_add(self.sent.len());
+        for (account, id) in store.expired(now, look)? {
+            if records.len() >= self.max {
+                break;
+            }
             let Some(row) = store.row_unopened(&account, &id)? else {
                 continue;
             };

@@ -48,10 +48,17 @@ impl At {
     /// The point a read's parameters name (effective time now by default).
     pub fn new(as_of: Option<i64>, known_at: Option<i64>) -> Self {
         let now = now_ms();
+        let past = known_at.is_some() || as_of.is_some_and(|t| t < now - PRESENT_SKEW_MS);
+        // An `as_of` read as now is now: the rows as they stand, never a version that ended or
+        // was narrowed in the last few seconds.
+        let as_of = match as_of {
+            Some(t) if past || t >= now => t,
+            _ => now,
+        };
         Self {
-            as_of: as_of.unwrap_or(now),
+            as_of,
             known_at,
-            past: known_at.is_some() || as_of.is_some_and(|t| t < now - PRESENT_SKEW_MS),
+            past,
         }
     }
 
@@ -110,8 +117,9 @@ pub fn readable_at(
     Ok((rows, capped))
 }
 
-/// Supersession links followed at most to find a row as it stands now (a longer chain admits
-/// nobody: fail closed).
+/// Supersession links followed at most to find a row as it stands now, for a reader other
+/// than the owner (a longer chain admits nobody: fail closed; the owner's rows always admit
+/// it).
 pub const CHAIN_MAX: usize = 64;
 
 /// Whether the row of each of `ids`, as it stands now, admits `p`: a version of the past is
@@ -124,7 +132,13 @@ pub fn admitted_now(
     account: &str,
     ids: &[&str],
 ) -> Result<Vec<bool>, ApiError> {
+    // The owner's rows admit it at every version (a purged row has no version left).
+    if super::owns(p, account) {
+        return Ok(vec![true; ids.len()]);
+    }
     let views = api.views.get();
+    // Where each chain walked ends, whether that row admits `p` (chains share their ends).
+    let mut ends: std::collections::BTreeMap<String, bool> = std::collections::BTreeMap::new();
     views
         .rows_of(account, ids)?
         .into_iter()
@@ -132,13 +146,26 @@ pub fn admitted_now(
             let Some(mut row) = row else {
                 return Ok(false);
             };
+            let mut walked = Vec::new();
             for _ in 0..CHAIN_MAX {
+                if let Some(known) = ends.get(&row.memory_id) {
+                    return Ok(*known);
+                }
                 match (row.status, row.superseded_by.take()) {
-                    (Status::Superseded, Some(next)) => match views.row(account, &next)? {
-                        Some(n) => row = n,
-                        None => return Ok(false),
-                    },
-                    _ => return Ok(may_read(p, &row)),
+                    (Status::Superseded, Some(next)) => {
+                        walked.push(row.memory_id.clone());
+                        match views.row(account, &next)? {
+                            Some(n) => row = n,
+                            None => return Ok(false),
+                        }
+                    }
+                    _ => {
+                        let ok = may_read(p, &row);
+                        for id in walked.into_iter().chain([row.memory_id.clone()]) {
+                            ends.insert(id, ok);
+                        }
+                        return Ok(ok);
+                    }
                 }
             }
             Ok(false)
@@ -246,4 +273,27 @@ pub fn positions(api: &Api, account: &str, vectors: bool) -> Result<Positions, A
 /// at least what the receipt saw.
 pub fn token(receipt: &kledger_schemas::Receipt) -> i64 {
     receipt.commit_seq.unwrap_or(receipt.head_seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_as_of_read_as_now_is_now() {
+        let now = now_ms();
+        let near = At::new(Some(now - 2_000), None);
+        assert!(!near.is_past());
+        assert!(
+            near.as_of >= now,
+            "within the skew the rows are read as they stand now"
+        );
+        let past = At::new(Some(now - PRESENT_SKEW_MS - 1_000), None);
+        assert!(past.is_past());
+        assert_eq!(past.as_of, now - PRESENT_SKEW_MS - 1_000);
+        let future = At::new(Some(now + 60_000), None);
+        assert_eq!((future.as_of, future.is_past()), (now + 60_000, false));
+        assert!(At::new(None, Some(now)).is_past());
+        assert!(At::new(None, None).with_history(true).is_past());
+    }
 }

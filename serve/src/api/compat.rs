@@ -5,8 +5,9 @@
 //! [`kledger_processors::migrate::LegacyRow`]) with `tier = "long_term"`, read-only, so an old
 //! client keeps working while it moves to the ledger's reads. `tier` is emitted for that
 //! compatibility only: it is no ledger state. Eligible: a row in effect now that is an
-//! intent-backed fact about the primary user and not restricted — never a third party's fact,
-//! a restricted row, a migrated (non-intent-backed) row, a document or a trigger — and that
+//! intent-backed fact about the primary user, neither restricted nor disputed — never a third
+//! party's fact, a restricted, disputed or migrated (non-intent-backed) row, a document or a
+//! trigger — and that
 //! the principal may read (the same access rules as every read). Removing it needs the seed's
 //! gates (no live reader left, supported clients moved, deletion, export and privacy proven
 //! without it); it is documented as temporary in `docs/api.md`.
@@ -72,7 +73,7 @@ pub struct LongTermRow {
     pub source_id: String,
     /// Source of the creating write.
     pub source_version: String,
-    /// Author behind the source.
+    /// Author behind the source (the owner's to see: none for another reader).
     pub author_id: Option<String>,
     /// Visibility.
     #[schemars(with = "String")]
@@ -93,13 +94,15 @@ pub struct LongTermAnswer {
     pub account_id: String,
     /// Eligible rows, by memory id, at most `limit`.
     pub rows: Vec<LongTermRow>,
-    /// More eligible rows than `limit`.
+    /// More eligible rows than `limit`, or more rows in the account than one read takes
+    /// (`views.account_rows_max`).
     pub truncated: bool,
 }
 
 /// Whether `row` is served by the projection at `now`.
 pub fn eligible(row: &Row, now: i64) -> bool {
     row.kind == Kind::Fact
+        && row.assertion_class != kledger_schemas::AssertionClass::Disputed
         && row.is_current(now)
         && row.intent_backed
         && row.subject.scope == SubjectScope::PrimaryUser
@@ -152,15 +155,26 @@ pub fn long_term_answer(
         ));
     }
     let now = now_ms();
-    let mut rows: Vec<Row> = super::read::readable(api, p, &account)?
-        .into_iter()
-        .filter(|r| eligible(r, now))
-        .collect();
+    let (rows, capped) = super::read::readable_capped(api, p, &account)?;
+    let mut rows: Vec<Row> = rows.into_iter().filter(|r| eligible(r, now)).collect();
     rows.sort_by(|a, b| a.memory_id.cmp(&b.memory_id));
-    let truncated = rows.len() > limit;
+    // Cut by `limit`, or by the rows read per account (`views.account_rows_max`).
+    let truncated = rows.len() > limit || capped;
+    // The author names an agent and a principal: the owner's to see.
+    let owner = super::owns(p, &account);
     Ok(LongTermAnswer {
         account_id: account,
-        rows: rows.iter().take(limit).map(long_term).collect(),
+        rows: rows
+            .iter()
+            .take(limit)
+            .map(|r| {
+                let mut row = long_term(r);
+                if !owner {
+                    row.author_id = None;
+                }
+                row
+            })
+            .collect(),
         truncated,
     })
 }

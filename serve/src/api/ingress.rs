@@ -181,14 +181,7 @@ pub async fn post_source(
             .op(kind)
             .map_err(|e| ApiError::bad("malformed_json", e))?;
         let account = q.account.clone().unwrap_or_else(|| p.account_id());
-        let author = p.agent_id.clone().unwrap_or_else(|| p.owner_id.clone());
-        let intent = kledger_processors::sources::intent_for(
-            &account,
-            op,
-            "kledger-ingress",
-            Some(&author),
-            version.as_deref(),
-        );
+        let intent = kledger_processors::sources::intent_for(&account, op, version.as_deref());
         Ok(answered(submit(&api, &p, intent, q.wait_ms).await?))
     }
     .await;

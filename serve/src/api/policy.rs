@@ -71,10 +71,19 @@ pub struct Grant {
 }
 
 impl Grant {
-    /// Whether an ended version `row` is inside the grant: it ended (its effective end, else
-    /// its expiry, else when it was recorded) at or after the window's start.
+    /// Every version (a read that asks for no history of the ledger).
+    pub fn all() -> Self {
+        Self { since: None }
+    }
+
+    /// Whether an ended version `row` is inside the grant: it ended (the earlier of its effective
+    /// end and its expiry, else when it was recorded) at or after the window's start.
     pub fn shows(&self, row: &Row) -> bool {
-        let ended = row.valid_to.or(row.expires_at).unwrap_or(row.recorded_at);
+        let ended = [row.valid_to, row.expires_at]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap_or(row.recorded_at);
         self.since.is_none_or(|since| ended >= since)
     }
 }

@@ -259,6 +259,13 @@ pub async fn export(
                 "only the account's owner may export it",
             ));
         }
+        // Every version of every row is history: a tenant whose policy keeps history from its
+        // owners keeps the export from them too.
+        let history = Ask {
+            history: true,
+            ..Ask::default()
+        };
+        policy::history(&api, &p, &account, history)?;
         let permit = api
             .exports
             .take(&super::waits::caller_key(&p))

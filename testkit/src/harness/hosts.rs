@@ -488,6 +488,9 @@ pub fn hosts(bin: &Path, seed: u64, intents: usize, cut: Duration) -> anyhow::Re
         ("KLEDGER_KAFKA__PARTITIONS".into(), PARTITIONS.to_string()),
         ("KLEDGER_VECTORS__EMBEDDER__KIND".into(), "hash".into()),
         ("KLEDGER_LOG__FILTER".into(), "info".into()),
+        // No expiry sweep: the stream's expired rows would be purged by intents the offline
+        // expectation has not (its clock is the wall clock).
+        ("KLEDGER_POLICY__TTL__PURGE".into(), "false".into()),
     ];
     for (k, v) in login.client_properties() {
         let name = k.to_ascii_uppercase().replace('.', "_");
