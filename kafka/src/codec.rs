@@ -26,8 +26,8 @@ use kledger_schemas::avro::{
     encode_confluent, encode_single_object,
 };
 use kledger_schemas::{
-    CalendarSource, Commit, ConversationSource, Intent, PersonSource, Receipt, ScreenSource,
-    SourceKind, SourceOp, View,
+    CalendarSource, Commit, ConversationSource, EpisodeSource, Intent, PersonSource, Receipt,
+    ScreenSource, SourceKind, SourceOp, View,
 };
 use serde_json::{Value, json};
 
@@ -184,7 +184,7 @@ pub struct SchemaIds {
     /// `<views topic>-value`.
     pub view: u32,
     /// `<source topic>-value` of each source, in [`SourceKind::ALL`]'s order.
-    pub sources: [u32; 4],
+    pub sources: [u32; 5],
 }
 
 /// How a process frames and reads records (see the module doc).
@@ -209,7 +209,7 @@ impl Codec {
         }
     }
 
-    /// The codec `config` asks for: with `registry.url` set, registers the eight subjects
+    /// The codec `config` asks for: with `registry.url` set, registers the nine subjects
     /// (blocking; run it off the async executor).
     pub fn connect(config: &Config) -> anyhow::Result<Self> {
         let r = &config.registry;
@@ -236,6 +236,7 @@ impl Codec {
                 )?,
                 reg(t.source(SourceKind::Calendar), CalendarSource::SCHEMA_JSON)?,
                 reg(t.source(SourceKind::Screen), ScreenSource::SCHEMA_JSON)?,
+                reg(t.source(SourceKind::Episodes), EpisodeSource::SCHEMA_JSON)?,
             ],
         };
         tracing::info!(registry = %kledger_runtime::config::redact_url(&r.url), ?ids, "schemas registered");
@@ -260,6 +261,7 @@ impl Codec {
             "ConversationSource" => Some(ids.sources[1]),
             "CalendarSource" => Some(ids.sources[2]),
             "ScreenSource" => Some(ids.sources[3]),
+            "EpisodeSource" => Some(ids.sources[4]),
             _ => None,
         }
     }

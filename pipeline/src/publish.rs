@@ -30,7 +30,7 @@ fn source_line(text: &str, kind: SourceKind) -> Result<SourceLine, String> {
         .account_id
         .clone()
         .ok_or("a source document line needs account_id")?;
-    let timestamp = env.timestamp.unwrap_or_else(|| {
+    let timestamp = env.record_time(kind)?.unwrap_or_else(|| {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.as_millis() as i64)

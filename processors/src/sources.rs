@@ -188,6 +188,7 @@ pub fn source_type(source: SourceKind) -> &'static str {
         SourceKind::Conversations => "conversation_summary",
         SourceKind::Calendar => "calendar_event",
         SourceKind::Screen => "screen_span",
+        SourceKind::Episodes => "episodic_message",
     }
 }
 

@@ -4,10 +4,10 @@ use std::collections::BTreeSet;
 
 use kledger_schemas::limits::*;
 use kledger_schemas::{
-    ALIAS_CHARS_MAX, APP_CHARS_MAX, AssertOp, EMAILS_MAX, Evidence, Intent, Kind, NAMES_MAX,
-    NOTES_CHARS_MAX, Op, OwnerKind, PERSON_IDS_MAX, RETAINED_NAMES_MAX, SEGMENT_CHARS_MAX,
-    SEGMENTS_MAX, SourceDoc, SourceKind, SourceOp, SubjectScope, TITLE_CHARS_MAX,
-    TRANSCRIPT_CHARS_MAX, Tenant, WriteReason,
+    ALIAS_CHARS_MAX, APP_CHARS_MAX, AssertOp, EMAILS_MAX, EPISODE_CONTENT_CHARS_MAX,
+    EPISODE_METADATA_BYTES_MAX, Evidence, Intent, Kind, NAMES_MAX, NOTES_CHARS_MAX, Op, OwnerKind,
+    PERSON_IDS_MAX, RETAINED_NAMES_MAX, SEGMENT_CHARS_MAX, SEGMENTS_MAX, SourceDoc, SourceKind,
+    SourceOp, SubjectScope, TITLE_CHARS_MAX, TRANSCRIPT_CHARS_MAX, Tenant, WriteReason,
 };
 
 use crate::codes::{Code, Reason};
@@ -873,6 +873,29 @@ fn source_op(op: &SourceOp, rules: Rules) -> Check {
             if let Some(o) = &s.ocr_text {
                 doc_text("ocr_text", o, 0, NOTES_CHARS_MAX, Lines)?;
             }
+        }
+        SourceDoc::Episode(e) => {
+            doc_id("session_id", &e.session_id)?;
+            if let Some(p) = &e.project_id {
+                identifier("project_id", p, "proj_")?;
+            }
+            doc_text("content", &e.content, 1, EPISODE_CONTENT_CHARS_MAX, Lines)?;
+            doc_text("producer", &e.producer, 1, SHORT_CHARS_MAX, Line)?;
+            doc_text("produced_for", &e.produced_for, 1, SHORT_CHARS_MAX, Line)?;
+            timestamp("timestamp", e.timestamp)?;
+            doc_text("role", &e.role, 1, SOURCE_TYPE_CHARS_MAX, Line)?;
+            if e.metadata.len() > EPISODE_METADATA_BYTES_MAX {
+                return doc_fail(
+                    "metadata",
+                    format!("at most {EPISODE_METADATA_BYTES_MAX} bytes of JSON"),
+                );
+            }
+            if serde_json::from_str::<serde_json::Map<String, serde_json::Value>>(&e.metadata)
+                .is_err()
+            {
+                return doc_fail("metadata", "must be a JSON object");
+            }
+            text("metadata", &e.metadata, Lines)?;
         }
     }
     list("acl.read_team_ids", &op.acl.read_team_ids, ACL_ENTRIES_MAX)?;

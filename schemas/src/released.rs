@@ -24,4 +24,9 @@ pub const ALL: &[&str] = &[
     include_str!("../avro/released/conversation_source.v1.avsc"),
     include_str!("../avro/released/calendar_source.v1.avsc"),
     include_str!("../avro/released/screen_source.v1.avsc"),
+    // Wave 3 (episodes): `EpisodeDoc` in the source documents' unions, `Kind.episode`, and the
+    // episodes topic's record.
+    include_str!("../avro/released/intent.v3.avsc"),
+    include_str!("../avro/released/commit.v5.avsc"),
+    include_str!("../avro/released/episode_source.v1.avsc"),
 ];

@@ -88,6 +88,7 @@ proptest! {
             SourceDoc::Conversation(doc) => check(&ConversationSource { account_id, version, visibility, acl, doc }),
             SourceDoc::Calendar(doc) => check(&CalendarSource { account_id, version, visibility, acl, doc }),
             SourceDoc::Screen(doc) => check(&ScreenSource { account_id, version, visibility, acl, doc }),
+            SourceDoc::Episode(doc) => check(&EpisodeSource { account_id, version, visibility, acl, doc }),
         }
     }
 
@@ -127,7 +128,7 @@ fn byte_fixture_of_the_example_intent() {
     // The directory at run time: a shared target dir may hold a binary built from another clone.
     let dir =
         std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| env!("CARGO_MANIFEST_DIR").into());
-    let path = format!("{dir}/tests/fixtures/intent.v2.hex");
+    let path = format!("{dir}/tests/fixtures/intent.v3.hex");
     if std::env::var_os("KLEDGER_BLESS").is_some() {
         std::fs::write(&path, kledger_schemas::hex::to_hex(&bytes) + "\n").unwrap();
     }
@@ -138,11 +139,17 @@ fn byte_fixture_of_the_example_intent() {
         "encoding changed; a schema change needs a new version"
     );
     assert_eq!(decode::<Intent>(&fixture, &NoRegistry).unwrap(), v);
-    // The bytes the first release wrote still decode, through its released schema.
-    let v1 = std::fs::read_to_string(format!("{dir}/tests/fixtures/intent.v1.hex")).unwrap();
-    let v1 = kledger_schemas::hex::from_hex(v1.trim()).unwrap();
-    assert_ne!(v1, bytes);
-    assert_eq!(decode::<Intent>(&v1, &KnownSchemas::released()).unwrap(), v);
+    // The bytes earlier releases wrote still decode, through their released schemas.
+    for old in ["intent.v1.hex", "intent.v2.hex"] {
+        let b = std::fs::read_to_string(format!("{dir}/tests/fixtures/{old}")).unwrap();
+        let b = kledger_schemas::hex::from_hex(b.trim()).unwrap();
+        assert_ne!(b, bytes, "{old}");
+        assert_eq!(
+            decode::<Intent>(&b, &KnownSchemas::released()).unwrap(),
+            v,
+            "{old}"
+        );
+    }
 }
 
 #[test]

@@ -173,6 +173,7 @@ proptest! {
             SourceDoc::Conversation(doc) => reads_every_release(&ConversationSource { account_id, version, visibility, acl, doc }),
             SourceDoc::Calendar(doc) => reads_every_release(&CalendarSource { account_id, version, visibility, acl, doc }),
             SourceDoc::Screen(doc) => reads_every_release(&ScreenSource { account_id, version, visibility, acl, doc }),
+            SourceDoc::Episode(doc) => reads_every_release(&EpisodeSource { account_id, version, visibility, acl, doc }),
         }
     }
 }

@@ -164,16 +164,11 @@ pub struct PurgeMark {
     /// Every commit of the action is folded (the last one does not continue).
     pub complete: bool,
     /// Of the rows, those of each source ([`SOURCE_ORDER`]; the sources store's lane only).
-    pub by_source: [u64; 4],
+    pub by_source: [u64; 5],
 }
 
 /// The sources a purge mark counts rows of, in order.
-pub const SOURCE_ORDER: [SourceKind; 4] = [
-    SourceKind::People,
-    SourceKind::Conversations,
-    SourceKind::Calendar,
-    SourceKind::Screen,
-];
+pub const SOURCE_ORDER: [SourceKind; 5] = SourceKind::ALL;
 
 fn purge_key(account: &str, action_id: &str) -> Vec<u8> {
     let mut k = account_prefix(account);
@@ -188,7 +183,7 @@ fn purge_value(m: &PurgeMark) -> Vec<u8> {
     v.extend_from_slice(&m.rows.to_be_bytes());
     v.push(u8::from(m.complete));
     // The ledger's lane counts no source rows: its marks stay as they were.
-    if m.by_source != [0; 4] {
+    if m.by_source != [0; 5] {
         for n in m.by_source {
             v.extend_from_slice(&n.to_be_bytes());
         }
@@ -197,11 +192,11 @@ fn purge_value(m: &PurgeMark) -> Vec<u8> {
 }
 
 fn parse_purge(v: &[u8]) -> Result<PurgeMark, StateError> {
-    let mut by_source = [0u64; 4];
-    if v.len() > 25 {
-        for (i, n) in by_source.iter_mut().enumerate() {
-            *n = i64_at(v, 25 + 8 * i)? as u64;
-        }
+    // Marks written before episodes count four sources; later ones five.
+    let mut by_source = [0u64; 5];
+    let counted = v.len().saturating_sub(25) / 8;
+    for (i, n) in by_source.iter_mut().enumerate().take(counted) {
+        *n = i64_at(v, 25 + 8 * i)? as u64;
     }
     Ok(PurgeMark {
         commit_seq: i64_at(v, 0)?,
@@ -633,7 +628,7 @@ impl ViewStore {
         let sources = self.cf("sources")?;
         let expiry = self.cf("expiry")?;
         let mut admitted = 0u64;
-        let mut by_source = [0u64; 4];
+        let mut by_source = [0u64; 5];
         // The key cache holds every data key of the outbox, whichever lane its row is in: a
         // purged row's key goes from both stores (and their files), its row from its lane's.
         for row in commit

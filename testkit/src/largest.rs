@@ -86,9 +86,11 @@ pub fn reason_for(kind: Kind) -> WriteReason {
         Kind::Fact => WriteReason::DirectUserStatement,
         Kind::Document => WriteReason::RecurringWorkflow,
         Kind::Trigger => WriteReason::StandingTrigger,
-        Kind::Person | Kind::Conversation | Kind::CalendarEvent | Kind::ScreenSpan => {
-            WriteReason::SourceSync
-        }
+        Kind::Person
+        | Kind::Conversation
+        | Kind::CalendarEvent
+        | Kind::ScreenSpan
+        | Kind::Episode => WriteReason::SourceSync,
     }
 }
 

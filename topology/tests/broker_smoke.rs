@@ -23,8 +23,8 @@ async fn topics_are_created_and_checked() {
     )
     .await
     .unwrap();
-    // The ledger's six topics and the four source topics.
-    assert_eq!(created.len(), 10);
+    // The ledger's six topics and the five source topics.
+    assert_eq!(created.len(), 11);
     let again = topics::create(
         &kledger_topology::kafka::clients::client_at(&broker.bootstrap(), []),
         &t,

@@ -83,7 +83,7 @@ fn with_a_registry_records_use_registered_ids_and_both_framings_decode() {
     let subjects = registry.subjects();
     let t = c.topics();
     let id = |topic: &str| subjects[&format!("{topic}-value")][0];
-    assert_eq!(subjects.len(), 8, "{subjects:?}");
+    assert_eq!(subjects.len(), 9, "{subjects:?}");
     let codec = Codec::connect(&c).unwrap();
     let ids = codec.ids().unwrap();
     assert_eq!(

@@ -378,6 +378,7 @@ impl SourcesConfig {
             SourceKind::Conversations => self.conversations_retention_days,
             SourceKind::Calendar => self.calendar_retention_days,
             SourceKind::Screen => self.screen_retention_days,
+            SourceKind::Episodes => 0,
         }
     }
 }

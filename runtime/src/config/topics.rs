@@ -22,7 +22,7 @@ pub struct Topics {
     /// The source topics (key = account id), one per [`SourceKind`] in [`SourceKind::ALL`]'s
     /// order: documents of the owner's other systems, forwarded by the intake as `source`
     /// intents.
-    pub sources: [String; 4],
+    pub sources: [String; 5],
 }
 
 /// Retention of receipts (7 days): they answer extractors, the outbox is the record.

@@ -26,7 +26,7 @@ avro_enum! {
 }
 
 avro_enum! {
-    /// What a ledger row is: the ledger's own kinds, then the four source kinds
+    /// What a ledger row is: the ledger's own kinds, then the five source kinds
     /// ([`crate::SourceDoc`]; written by the `source` op only).
     pub enum Kind {
         Fact = "fact",
@@ -36,6 +36,7 @@ avro_enum! {
         Conversation = "conversation",
         CalendarEvent = "calendar_event",
         ScreenSpan = "screen_span",
+        Episode = "episode",
     }
 }
 

@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use super::common::{Acl, Visibility};
 use crate::avro::{AvroCodec, DecodeError, Reader, write_long};
-use crate::avro_record;
+use crate::{avro_enum, avro_record};
 
 /// Retained (former) names a people document keeps at most.
 pub const RETAINED_NAMES_MAX: usize = 8;
@@ -177,8 +177,70 @@ avro_record!(ScreenDoc {
     ocr_text
 });
 
+avro_enum! {
+    /// MemMachine's `EpisodeType`: what kind of event an episode is.
+    pub enum EpisodeType { Message = "message" }
+}
+
+avro_enum! {
+    /// MemMachine's `ContentType`: the format of an episode's content.
+    pub enum ContentType { String = "string" }
+}
+
+/// Chars of an episode's content at most (as a conversation's whole transcript).
+pub const EPISODE_CONTENT_CHARS_MAX: usize = TRANSCRIPT_CHARS_MAX;
+/// Bytes of an episode's metadata (its JSON text) at most.
+pub const EPISODE_METADATA_BYTES_MAX: usize = 8_000;
+
+/// A MemMachine episode (seed 003): one `MemoryMessage` of a session, every field kept —
+/// its content, producer, recipient, time, role and metadata — with the session and project it
+/// belongs to (MemMachine's org is the tenant). Kept in the sources store, listed by
+/// org/project/session (`GET /v1/episodes`), sealed, purged and replayed like every source
+/// document; never in a timeline or the vector index.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct EpisodeDoc {
+    /// The episode's stable id (default: a digest of the session and the message).
+    pub episode_id: String,
+    /// The MemMachine session (an identifier, ≤256 chars): the episode's join key, so a purge
+    /// of entity `<session_id>` erases the session.
+    pub session_id: String,
+    /// The MemMachine project (`proj_…`), if any.
+    #[serde(default)]
+    pub project_id: Option<String>,
+    /// `message`.
+    pub episode_type: EpisodeType,
+    /// `string`.
+    pub content_type: ContentType,
+    /// The raw text of the message (≤48,000 chars).
+    pub content: String,
+    /// The id of the human or agent that wrote it (≤256 chars).
+    pub producer: String,
+    /// The recipient id (≤256 chars).
+    pub produced_for: String,
+    /// UTC time of the message, ms since the epoch.
+    pub timestamp: i64,
+    /// `user`, `assistant`, `system`, … (≤64 chars).
+    pub role: String,
+    /// The custom metadata, as its JSON text (an object, ≤8,000 bytes; `{}` when none).
+    pub metadata: String,
+}
+avro_record!(EpisodeDoc {
+    episode_id,
+    session_id,
+    project_id,
+    episode_type,
+    content_type,
+    content,
+    producer,
+    produced_for,
+    timestamp,
+    role,
+    metadata
+});
+
 /// One source document. JSON form: an object tagged by `kind` (`person`, `conversation`,
-/// `calendar`, `screen`).
+/// `calendar`, `screen`, `episode`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum SourceDoc {
@@ -190,16 +252,23 @@ pub enum SourceDoc {
     Calendar(CalendarDoc),
     /// A screen app/window span.
     Screen(ScreenDoc),
+    /// A MemMachine episode.
+    Episode(EpisodeDoc),
 }
 
+/// Branches of the union of source documents.
+const DOC_BRANCHES: usize = 5;
+
 impl SourceDoc {
-    /// Its branch of the union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc]`.
+    /// Its branch of the union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc,
+    /// EpisodeDoc]`.
     fn branch(&self) -> i64 {
         match self {
             SourceDoc::Person(_) => 0,
             SourceDoc::Conversation(_) => 1,
             SourceDoc::Calendar(_) => 2,
             SourceDoc::Screen(_) => 3,
+            SourceDoc::Episode(_) => 4,
         }
     }
 
@@ -209,6 +278,7 @@ impl SourceDoc {
             SourceDoc::Conversation(d) => d.encode(out),
             SourceDoc::Calendar(d) => d.encode(out),
             SourceDoc::Screen(d) => d.encode(out),
+            SourceDoc::Episode(d) => d.encode(out),
         }
     }
 
@@ -217,19 +287,21 @@ impl SourceDoc {
             0 => SourceDoc::Person(PersonDoc::decode(r)?),
             1 => SourceDoc::Conversation(ConversationDoc::decode(r)?),
             2 => SourceDoc::Calendar(CalendarDoc::decode(r)?),
-            _ => SourceDoc::Screen(ScreenDoc::decode(r)?),
+            3 => SourceDoc::Screen(ScreenDoc::decode(r)?),
+            _ => SourceDoc::Episode(EpisodeDoc::decode(r)?),
         })
     }
 }
 
-/// `SourceDoc` is the Avro union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc]`.
+/// `SourceDoc` is the Avro union `[PersonDoc, ConversationDoc, CalendarDoc, ScreenDoc,
+/// EpisodeDoc]`.
 impl AvroCodec for SourceDoc {
     fn encode(&self, out: &mut Vec<u8>) {
         write_long(out, self.branch());
         self.encode_body(out);
     }
     fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
-        let branch = r.read_union_index(4)?;
+        let branch = r.read_union_index(DOC_BRANCHES)?;
         Self::decode_branch(branch, r)
     }
 }
@@ -246,15 +318,18 @@ pub enum SourceKind {
     Calendar,
     /// Screen app/window spans.
     Screen,
+    /// MemMachine episodes (never a timeline source: listed by session).
+    Episodes,
 }
 
 impl SourceKind {
     /// Every source, in order.
-    pub const ALL: [SourceKind; 4] = [
+    pub const ALL: [SourceKind; 5] = [
         Self::People,
         Self::Conversations,
         Self::Calendar,
         Self::Screen,
+        Self::Episodes,
     ];
 
     /// The name in `--kind`, `sources=` and answers.
@@ -264,10 +339,11 @@ impl SourceKind {
             Self::Conversations => "conversations",
             Self::Calendar => "calendar",
             Self::Screen => "screen",
+            Self::Episodes => "episodes",
         }
     }
 
-    /// Parses a source name (`people`, `conversations`, `calendar`, `screen`).
+    /// Parses a source name (`people`, `conversations`, `calendar`, `screen`, `episodes`).
     pub fn parse(s: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|k| k.as_str() == s)
     }
@@ -279,6 +355,7 @@ impl SourceKind {
             Self::Conversations => super::Kind::Conversation,
             Self::Calendar => super::Kind::CalendarEvent,
             Self::Screen => super::Kind::ScreenSpan,
+            Self::Episodes => super::Kind::Episode,
         }
     }
 
@@ -289,6 +366,7 @@ impl SourceKind {
             super::Kind::Conversation => Some(Self::Conversations),
             super::Kind::CalendarEvent => Some(Self::Calendar),
             super::Kind::ScreenSpan => Some(Self::Screen),
+            super::Kind::Episode => Some(Self::Episodes),
             super::Kind::Fact | super::Kind::Document | super::Kind::Trigger => None,
         }
     }
@@ -302,6 +380,7 @@ impl SourceDoc {
             Self::Conversation(_) => SourceKind::Conversations,
             Self::Calendar(_) => SourceKind::Calendar,
             Self::Screen(_) => SourceKind::Screen,
+            Self::Episode(_) => SourceKind::Episodes,
         }
     }
 
@@ -312,16 +391,20 @@ impl SourceDoc {
             Self::Conversation(d) => &d.conversation_id,
             Self::Calendar(d) => &d.event_id,
             Self::Screen(d) => &d.span_id,
+            Self::Episode(d) => &d.episode_id,
         }
     }
 
-    /// The people it is joined to (a people document: none; it is the person).
+    /// The people it is joined to (a people document: none; it is the person). An episode is
+    /// joined to its session instead: its entries are listed by session, and a purge of the
+    /// session's id erases them.
     pub fn person_ids(&self) -> &[String] {
         match self {
             Self::Person(_) => &[],
             Self::Conversation(d) => &d.participant_ids,
             Self::Calendar(d) => &d.attendee_ids,
             Self::Screen(d) => &d.person_ids,
+            Self::Episode(d) => std::slice::from_ref(&d.session_id),
         }
     }
 
@@ -332,6 +415,7 @@ impl SourceDoc {
             Self::Conversation(d) => Some((d.started_at, d.ended_at)),
             Self::Calendar(d) => Some((d.start, d.end)),
             Self::Screen(d) => Some((d.start, d.end)),
+            Self::Episode(d) => Some((d.timestamp, d.timestamp)),
         }
     }
 
@@ -343,6 +427,7 @@ impl SourceDoc {
             Self::Conversation(d) => d.summary.clone(),
             Self::Calendar(d) => d.title.clone(),
             Self::Screen(d) => format!("{} — {}", d.app, d.window_title),
+            Self::Episode(d) => d.content.chars().take(TITLE_CHARS_MAX).collect(),
         }
     }
 }
@@ -410,7 +495,7 @@ impl AvroCodec for SourceRecord {
         let record_id = AvroCodec::decode(r)?;
         let person_ids = AvroCodec::decode(r)?;
         let alias_keys = AvroCodec::decode(r)?;
-        let doc = match r.read_union_index(5)? {
+        let doc = match r.read_union_index(DOC_BRANCHES + 1)? {
             0 => None,
             branch => Some(SourceDoc::decode_branch(branch - 1, r)?),
         };
@@ -432,9 +517,10 @@ pub struct SourceEnvelope {
     /// The account (`kledger publish`; the HTTP ingress takes the caller's or `account=`).
     #[serde(default)]
     pub account_id: Option<String>,
-    /// The Kafka record timestamp, ms (`kledger publish`; default: now).
+    /// The Kafka record timestamp, ms (`kledger publish`; default: now) — for an episode, the
+    /// message's own time instead (RFC 3339 text or ms; its record time is then now).
     #[serde(default)]
-    pub timestamp: Option<i64>,
+    pub timestamp: Option<serde_json::Value>,
     /// cm_payload_v1 visibility (default private).
     #[serde(default)]
     pub visibility: Option<Visibility>,
@@ -451,10 +537,90 @@ pub struct SourceEnvelope {
     pub doc: serde_json::Map<String, serde_json::Value>,
 }
 
+/// An episode as `POST /v1/sources/episodes` and `kledger publish --kind episodes` take it:
+/// a MemMachine `MemoryMessage` (`content`, `producer`, `produced_for`, `timestamp` as RFC 3339
+/// text or ms, `role`, `metadata`) with its `session_id`, and optionally its `project_id`,
+/// `episode_id` (default: a digest of the session and the message), `episode_type`
+/// (`message`) and `content_type` (`string`).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EpisodeInput {
+    #[serde(default)]
+    episode_id: Option<String>,
+    session_id: String,
+    #[serde(default)]
+    project_id: Option<String>,
+    #[serde(default)]
+    episode_type: Option<EpisodeType>,
+    #[serde(default)]
+    content_type: Option<ContentType>,
+    content: String,
+    producer: String,
+    produced_for: String,
+    timestamp: super::episodic::Timestamp,
+    role: String,
+    #[serde(default)]
+    metadata: serde_json::Map<String, serde_json::Value>,
+}
+
+impl EpisodeInput {
+    /// The episode document, every field kept.
+    fn doc(self) -> Result<EpisodeDoc, String> {
+        use sha2::{Digest, Sha256};
+        let timestamp = self.timestamp.millis()?;
+        let metadata = serde_json::Value::Object(self.metadata).to_string();
+        let episode_id = self.episode_id.unwrap_or_else(|| {
+            let mut h = Sha256::new();
+            for part in [
+                self.session_id.as_bytes(),
+                self.producer.as_bytes(),
+                self.produced_for.as_bytes(),
+                self.role.as_bytes(),
+                timestamp.to_string().as_bytes(),
+                self.content.as_bytes(),
+            ] {
+                h.update((part.len() as u64).to_be_bytes());
+                h.update(part);
+            }
+            format!("ep_{}", &crate::hex::to_hex(&h.finalize())[..32])
+        });
+        Ok(EpisodeDoc {
+            episode_id,
+            session_id: self.session_id,
+            project_id: self.project_id,
+            episode_type: self.episode_type.unwrap_or(EpisodeType::Message),
+            content_type: self.content_type.unwrap_or(ContentType::String),
+            content: self.content,
+            producer: self.producer,
+            produced_for: self.produced_for,
+            timestamp,
+            role: self.role,
+            metadata,
+        })
+    }
+}
+
 impl SourceEnvelope {
+    /// The record time (ms) a line of `kind` gives, if any: its `timestamp`, except for an
+    /// episode, whose `timestamp` is the message's.
+    pub fn record_time(&self, kind: SourceKind) -> Result<Option<i64>, String> {
+        match (&self.timestamp, kind) {
+            (_, SourceKind::Episodes) | (None, _) => Ok(None),
+            (Some(t), _) => t
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| "timestamp is the record time in ms".to_owned()),
+        }
+    }
+
     /// The `source` op it describes, as a document of `kind` (unknown or missing fields are an
     /// error naming them).
-    pub fn op(self, kind: SourceKind) -> Result<SourceOp, String> {
+    pub fn op(mut self, kind: SourceKind) -> Result<SourceOp, String> {
+        if kind == SourceKind::Episodes
+            && let Some(t) = self.timestamp.take()
+        {
+            self.doc.insert("timestamp".into(), t);
+        }
         let fields = serde_json::Value::Object(self.doc);
         let doc = match kind {
             SourceKind::People => serde_json::from_value(fields).map(SourceDoc::Person),
@@ -463,6 +629,15 @@ impl SourceEnvelope {
             }
             SourceKind::Calendar => serde_json::from_value(fields).map(SourceDoc::Calendar),
             SourceKind::Screen => serde_json::from_value(fields).map(SourceDoc::Screen),
+            SourceKind::Episodes => {
+                let input: EpisodeInput =
+                    serde_json::from_value(fields).map_err(|e| format!("not an episode: {e}"))?;
+                return Ok(SourceOp {
+                    doc: SourceDoc::Episode(input.doc()?),
+                    visibility: self.visibility.unwrap_or(Visibility::Private),
+                    acl: self.acl.unwrap_or_default(),
+                });
+            }
         }
         .map_err(|e| format!("not a {} document: {e}", kind.as_str()))?;
         Ok(SourceOp {
@@ -554,6 +729,14 @@ source_message!(
     Screen,
     "screen_source.avsc"
 );
+source_message!(
+    /// A MemMachine episode on `<prefix>.sources.episodes.v1`.
+    EpisodeSource,
+    EpisodeDoc,
+    Episode,
+    Episodes,
+    "episode_source.avsc"
+);
 
 /// A record read from `source`'s topic: its account, version and the `source` op it puts.
 pub fn decode_source(
@@ -567,6 +750,7 @@ pub fn decode_source(
         SourceKind::Conversations => decode::<ConversationSource>(bytes, lookup)?.into_parts(),
         SourceKind::Calendar => decode::<CalendarSource>(bytes, lookup)?.into_parts(),
         SourceKind::Screen => decode::<ScreenSource>(bytes, lookup)?.into_parts(),
+        SourceKind::Episodes => decode::<EpisodeSource>(bytes, lookup)?.into_parts(),
     })
 }
 
@@ -599,6 +783,13 @@ pub fn encode_source(account_id: &str, version: Option<&str>, op: &SourceOp) -> 
             doc,
         }),
         SourceDoc::Screen(doc) => encode_single_object(&ScreenSource {
+            account_id,
+            version,
+            visibility,
+            acl,
+            doc,
+        }),
+        SourceDoc::Episode(doc) => encode_single_object(&EpisodeSource {
             account_id,
             version,
             visibility,

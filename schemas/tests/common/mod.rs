@@ -187,6 +187,32 @@ pub(crate) fn source_doc() -> impl Strategy<Value = SourceDoc> {
                     })
                 }
             ),
+        (
+            (s(), s(), option::of(s())),
+            (s(), s(), s()),
+            (any::<i64>(), s(), s())
+        )
+            .prop_map(
+                |(
+                    (episode_id, session_id, project_id),
+                    (content, producer, produced_for),
+                    (timestamp, role, metadata),
+                )| {
+                    SourceDoc::Episode(EpisodeDoc {
+                        episode_id,
+                        session_id,
+                        project_id,
+                        episode_type: EpisodeType::Message,
+                        content_type: ContentType::String,
+                        content,
+                        producer,
+                        produced_for,
+                        timestamp,
+                        role,
+                        metadata,
+                    })
+                }
+            ),
     ]
 }
 

@@ -165,12 +165,12 @@ pub async fn post_source(
         let kind = SourceKind::parse(&kind).ok_or_else(|| {
             ApiError::bad(
                 "bad_source_kind",
-                "the source kind is people, conversations, calendar or screen",
+                "the source kind is people, conversations, calendar, screen or episodes",
             )
         })?;
         let env: SourceEnvelope = serde_json::from_slice(&body)
             .map_err(|e| ApiError::bad("malformed_json", e.to_string()))?;
-        if env.account_id.is_some() || env.timestamp.is_some() {
+        if env.account_id.is_some() || env.record_time(kind).map_or(true, |t| t.is_some()) {
             return Err(ApiError::bad(
                 "malformed_json",
                 "the account is the caller's or account=; the record time is the ingress's",

@@ -22,6 +22,7 @@ pub mod at;
 pub mod compat;
 pub mod conflicts;
 pub mod conversations;
+pub mod episodes;
 pub mod ingress;
 pub mod policy;
 pub mod purges;
@@ -391,6 +392,7 @@ pub fn router(api: Api) -> Router {
         .route("/v1/purges/{action_id}", get(purges::purge))
         .route("/v1/semantic/features", get(semantic::features))
         .route("/v1/compat/long_term", get(compat::rows))
+        .route("/v1/episodes", get(episodes::episodes))
         .route("/v1/intents", post(ingress::post_intent))
         .route("/v1/sources/{kind}", post(ingress::post_source))
         .route("/v1/openapi.json", get(openapi))

@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::OPENAPI;
 use super::compat::{LongTermAnswer, LongTermParams};
 use super::conversations::{ConversationAnswer, ConversationQuery};
+use super::episodes::{EpisodeParams, EpisodesAnswer};
 use super::ingress::{IngressAnswer, IngressParams, SourceParams};
 use super::purges::PurgeReceipt;
 use super::read::{PlaybookAnswer, ProfileAnswer, ProfileParams};
@@ -197,6 +198,16 @@ fn openapi_json_names_the_fields_the_types_read_and_write() {
             "GET /v1/semantic/features 200",
             answer(&d, "get", "/v1/semantic/features", "200"),
             of_type::<FeaturesAnswer>(),
+        ),
+        same(
+            "GET /v1/episodes query",
+            query_params(&d, "get", "/v1/episodes"),
+            of_type::<EpisodeParams>(),
+        ),
+        same(
+            "GET /v1/episodes 200",
+            answer(&d, "get", "/v1/episodes", "200"),
+            of_type::<EpisodesAnswer>(),
         ),
         same(
             "GET /v1/compat/long_term query",

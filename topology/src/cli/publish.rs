@@ -19,7 +19,8 @@ pub(crate) struct PublishArgs {
     #[arg(long)]
     input: PathBuf,
     /// The lines are source documents of this kind (`people`, `conversation`, `calendar`,
-    /// `screen`), each with its `account_id` (and optional `timestamp`, `visibility`, `acl`).
+    /// `screen`, `episodes`), each with its `account_id` (and optional `timestamp`,
+    /// `visibility`, `acl`, `version`).
     #[arg(long, value_parser = parse_kind)]
     kind: Option<SourceKind>,
     /// Hide the progress bar.
@@ -53,9 +54,10 @@ fn parse_kind(s: &str) -> Result<SourceKind, String> {
     let name = match s {
         "person" => "people",
         "conversation" => "conversations",
+        "episode" => "episodes",
         other => other,
     };
     SourceKind::parse(name).ok_or_else(|| {
-        format!("{s:?} is not a source kind (people, conversation, calendar, screen)")
+        format!("{s:?} is not a source kind (people, conversation, calendar, screen, episodes)")
     })
 }
