@@ -179,3 +179,16 @@ pub fn purge(row: &Row, reason: &str) -> Op {
         reason: reason.to_owned(),
     })
 }
+
+/// A user principal of tenant `t_acme` and team `team_core` (the team [`tenant`] gives the
+/// rows), owning the account `t_acme/user/<owner_id>`, with `roles`.
+pub fn principal(owner_id: &str, roles: &[&str]) -> kledger_processors::access::Principal {
+    kledger_processors::access::Principal {
+        tenant_id: "t_acme".into(),
+        team_id: Some("team_core".into()),
+        agent_id: None,
+        roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+        owner_kind: OwnerKind::User,
+        owner_id: owner_id.into(),
+    }
+}

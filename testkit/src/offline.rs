@@ -96,3 +96,25 @@ pub fn with_sources(api: Api, dir: &Path, store: ViewStore) -> anyhow::Result<Ap
     )?;
     Ok(api.with_sources(Some(Arc::new(live))))
 }
+
+/// The read API over `commits` whole: a view store folded and a vector generation projected
+/// by the sinks' own code, with `config`.
+pub fn served(
+    dir: &Path,
+    commits: &[Commit],
+    partitions: i32,
+    config: Config,
+) -> anyhow::Result<Api> {
+    let (views, g) = projections(dir, commits, partitions)?;
+    let positioned = crate::kafka::positioned(commits, |c| c.intent_partition);
+    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
+    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())?;
+    let embedder = g.embedder.clone();
+    kledger_topology::pipeline::project::vectors::project(
+        &g,
+        embedder.as_ref(),
+        &positioned,
+        read.into_iter(),
+    )?;
+    api(dir, config, partitions, views, Some(g))
+}

@@ -11,7 +11,7 @@
 use kledger_processors::access::Principal;
 use kledger_processors::render;
 use kledger_schemas::*;
-use kledger_testkit::build::{intent, slotted, third_party};
+use kledger_testkit::build::{intent, principal, slotted, third_party};
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::search::{SearchRequest, search_knowledge};
@@ -20,17 +20,6 @@ use kledger_topology::serve::api::timeline::{TimelineParams, entity_timeline};
 const A: &str = "t_acme/user/u_owner";
 const T0: i64 = 1_767_225_600_000;
 const PARTITIONS: i32 = 4;
-
-fn principal(owner_id: &str) -> Principal {
-    Principal {
-        tenant_id: "t_acme".into(),
-        team_id: Some("team_core".into()),
-        agent_id: None,
-        roles: Vec::new(),
-        owner_kind: OwnerKind::User,
-        owner_id: owner_id.into(),
-    }
-}
 
 /// A fact about Ana: `(slot, content, source_type)`.
 fn about_ana(
@@ -112,22 +101,8 @@ fn world() -> World {
         Visibility::Private,
     );
     let dir = tempfile::tempdir().unwrap();
-    let (views, g) =
-        kledger_testkit::offline::projections(dir.path(), &l.commits, PARTITIONS).unwrap();
-    let embedder = g.embedder.clone();
-    let positioned = kledger_testkit::kafka::positioned(&l.commits, |c| c.intent_partition);
-    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
-    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
-        .unwrap();
-    kledger_topology::pipeline::project::vectors::project(
-        &g,
-        embedder.as_ref(),
-        &positioned,
-        read.into_iter(),
-    )
-    .unwrap();
     let api =
-        kledger_testkit::offline::api(dir.path(), Config::default(), PARTITIONS, views, Some(g))
+        kledger_testkit::offline::served(dir.path(), &l.commits, PARTITIONS, Config::default())
             .unwrap();
     World {
         api,
@@ -176,7 +151,7 @@ fn timeline(w: &World, p: &Principal) -> Vec<(String, Option<String>)> {
 #[test]
 fn a_calendar_outranks_a_chat_message_and_an_approved_decision_an_inferred_fact() {
     let w = world();
-    let owner = principal("u_owner");
+    let owner = principal("u_owner", &[]);
     let first = search(
         &w,
         &owner,
@@ -212,7 +187,7 @@ fn a_calendar_outranks_a_chat_message_and_an_approved_decision_an_inferred_fact(
 #[test]
 fn a_winner_the_reader_may_not_read_contests_nothing() {
     let w = world();
-    let mate = principal("u_mate");
+    let mate = principal("u_mate", &[]);
     // The approved decision is private: the teammate sees the inferred fact uncontested.
     let found = search(&w, &mate, "which employer does Ana have");
     assert!(found.iter().all(|(m, _)| *m != w.approved), "{found:?}");

@@ -4,9 +4,8 @@
 //! migrated (non-intent-backed) row, a disputed row, a document, an ended row, or a row the
 //! reader may not read (nor, for another reader, the author).
 
-use kledger_processors::access::Principal;
 use kledger_schemas::*;
-use kledger_testkit::build::{document, fact, intent, slotted, third_party};
+use kledger_testkit::build::{document, fact, intent, principal, slotted, third_party};
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::compat::{LongTermParams, long_term_answer};
@@ -14,17 +13,6 @@ use kledger_topology::serve::api::compat::{LongTermParams, long_term_answer};
 const A: &str = "t_acme/user/u_owner";
 const T0: i64 = 1_767_225_600_000;
 const PARTITIONS: i32 = 4;
-
-fn principal(owner_id: &str) -> Principal {
-    Principal {
-        tenant_id: "t_acme".into(),
-        team_id: Some("team_core".into()),
-        agent_id: None,
-        roles: Vec::new(),
-        owner_kind: OwnerKind::User,
-        owner_id: owner_id.into(),
-    }
-}
 
 #[test]
 fn only_eligible_rows_come_back_as_long_term() {
@@ -86,20 +74,14 @@ fn only_eligible_rows_come_back_as_long_term() {
         assert_eq!(d.outcome(), Outcome::Committed, "{action}: {:?}", d.receipt);
     }
     let dir = tempfile::tempdir().unwrap();
-    let (views, g) =
-        kledger_testkit::offline::projections(dir.path(), &l.commits, PARTITIONS).unwrap();
-    let positioned = kledger_testkit::kafka::positioned(&l.commits, |c| c.intent_partition);
-    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
-    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
-        .unwrap();
     let api =
-        kledger_testkit::offline::api(dir.path(), Config::default(), PARTITIONS, views, Some(g))
+        kledger_testkit::offline::served(dir.path(), &l.commits, PARTITIONS, Config::default())
             .unwrap();
     let q = LongTermParams {
         account: Some(A.into()),
         limit: None,
     };
-    let owner = long_term_answer(&api, &principal("u_owner"), &q).unwrap();
+    let owner = long_term_answer(&api, &principal("u_owner", &[]), &q).unwrap();
     let mut contents: Vec<&str> = owner.rows.iter().map(|r| r.content.as_str()).collect();
     contents.sort();
     assert_eq!(contents, ["Likes espresso", "Lives in Porto"]);
@@ -119,7 +101,7 @@ fn only_eligible_rows_come_back_as_long_term() {
     assert!(!city.source_version.is_empty());
     assert!(!owner.truncated);
     // Another reader: what it may read only (the public fact).
-    let mate = long_term_answer(&api, &principal("u_mate"), &q).unwrap();
+    let mate = long_term_answer(&api, &principal("u_mate", &[]), &q).unwrap();
     let contents: Vec<&str> = mate.rows.iter().map(|r| r.content.as_str()).collect();
     assert_eq!(contents, ["Likes espresso"]);
     assert_eq!(
@@ -135,7 +117,7 @@ fn only_eligible_rows_come_back_as_long_term() {
     // Bounded.
     let one = long_term_answer(
         &api,
-        &principal("u_owner"),
+        &principal("u_owner", &[]),
         &LongTermParams {
             account: Some(A.into()),
             limit: Some(1),
@@ -148,7 +130,7 @@ fn only_eligible_rows_come_back_as_long_term() {
         limit: Some(501),
     };
     assert_eq!(
-        long_term_answer(&api, &principal("u_owner"), &bad)
+        long_term_answer(&api, &principal("u_owner", &[]), &bad)
             .unwrap_err()
             .code(),
         "bad_limit"
@@ -185,16 +167,10 @@ fn semantic_features_filter_by_project_and_session() {
         assert_eq!(d.outcome(), Outcome::Committed, "{action}: {:?}", d.receipt);
     }
     let dir = tempfile::tempdir().unwrap();
-    let (views, g) =
-        kledger_testkit::offline::projections(dir.path(), &l.commits, PARTITIONS).unwrap();
-    let positioned = kledger_testkit::kafka::positioned(&l.commits, |c| c.intent_partition);
-    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
-    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
-        .unwrap();
     let api =
-        kledger_testkit::offline::api(dir.path(), Config::default(), PARTITIONS, views, Some(g))
+        kledger_testkit::offline::served(dir.path(), &l.commits, PARTITIONS, Config::default())
             .unwrap();
-    let owner = principal("u_owner");
+    let owner = principal("u_owner", &[]);
     let values = |q: FeatureParams| -> Vec<String> {
         let mut v: Vec<String> = features_answer(&api, &owner, &q)
             .unwrap()

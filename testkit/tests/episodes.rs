@@ -10,6 +10,7 @@ use kledger_schemas::avro::{NoRegistry, decode, encode_single_object};
 use kledger_schemas::*;
 use kledger_state::ViewStore;
 use kledger_testkit::build::intent;
+use kledger_testkit::build::principal;
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::Config;
 use kledger_topology::serve::api::episodes::{EpisodeParams, episodes_answer};
@@ -18,17 +19,6 @@ use serde_json::json;
 const A: &str = "t_acme/user/u_owner";
 const T0: i64 = 1_767_225_600_000;
 const PARTITIONS: i32 = 4;
-
-fn principal(owner_id: &str) -> Principal {
-    Principal {
-        tenant_id: "t_acme".into(),
-        team_id: Some("team_core".into()),
-        agent_id: None,
-        roles: Vec::new(),
-        owner_kind: OwnerKind::User,
-        owner_id: owner_id.into(),
-    }
-}
 
 /// The `source` op of one MemoryMessage, as `POST /v1/sources/episodes` takes it.
 fn episode(session: &str, project: Option<&str>, content: &str, at: &str) -> SourceOp {
@@ -57,12 +47,10 @@ fn fold(store: &ViewStore, commits: &[Commit]) {
 
 fn serve(ledger: &Ledger, dir: &std::path::Path) -> kledger_topology::serve::api::Api {
     let commits = &ledger.commits;
-    let (views, g) = kledger_testkit::offline::projections(dir, commits, PARTITIONS).unwrap();
-    fold(&views, commits);
+    let api =
+        kledger_testkit::offline::served(dir, commits, PARTITIONS, Config::default()).unwrap();
     let sources = kledger_testkit::offline::sources(dir, commits, PARTITIONS).unwrap();
     fold(&sources, commits);
-    let api =
-        kledger_testkit::offline::api(dir, Config::default(), PARTITIONS, views, Some(g)).unwrap();
     kledger_testkit::offline::with_sources(api, dir, sources).unwrap()
 }
 
@@ -146,7 +134,7 @@ fn episodes_keep_every_field_and_list_by_org_project_and_session() {
     );
     let dir = tempfile::tempdir().unwrap();
     let api = serve(&ledger, dir.path());
-    let owner = principal("u_owner");
+    let owner = principal("u_owner", &[]);
 
     // Every field, as given.
     let all = episodes_answer(
@@ -232,7 +220,7 @@ fn episodes_keep_every_field_and_list_by_org_project_and_session() {
         2
     );
     // Private episodes are their owner's.
-    assert!(list(&api, &principal("u_mate"), EpisodeParams::default()).is_empty());
+    assert!(list(&api, &principal("u_mate", &[]), EpisodeParams::default()).is_empty());
 
     // A purge of the session erases its episodes; the others stay.
     let purge = |entity: Option<&str>, whole: bool, action: &str| {

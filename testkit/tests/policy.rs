@@ -10,7 +10,7 @@
 
 use kledger_processors::access::Principal;
 use kledger_schemas::*;
-use kledger_testkit::build::{amend, close, document, fact, intent, plan, slotted};
+use kledger_testkit::build::{amend, close, document, fact, intent, plan, principal, slotted};
 use kledger_testkit::ledger::Ledger;
 use kledger_topology::config::{Config, HistoryPolicy, TenantPolicy};
 use kledger_topology::serve::api::read::{ProfileParams, profile_answer, read_playbook};
@@ -22,17 +22,6 @@ use kledger_topology::serve::api::{Api, ApiError};
 const A: &str = "t_acme/user/u_owner";
 const DAY: i64 = 86_400_000;
 const PARTITIONS: i32 = 4;
-
-fn principal(owner_id: &str, roles: &[&str]) -> Principal {
-    Principal {
-        tenant_id: "t_acme".into(),
-        team_id: Some("team_core".into()),
-        agent_id: None,
-        roles: roles.iter().map(|r| (*r).to_owned()).collect(),
-        owner_kind: OwnerKind::User,
-        owner_id: owner_id.into(),
-    }
-}
 
 fn public(op: AssertOp, valid_from: i64) -> AssertOp {
     AssertOp {
@@ -175,22 +164,8 @@ fn fixture(config: Config) -> Fixture {
     let ledger = s.ledger;
     let playbook = packing;
     let dir = tempfile::tempdir().unwrap();
-    let (views, g) =
-        kledger_testkit::offline::projections(dir.path(), &ledger.commits, PARTITIONS).unwrap();
-    let embedder = g.embedder.clone();
-    let positioned = kledger_testkit::kafka::positioned(&ledger.commits, |c| c.intent_partition);
-    let read: Vec<(i32, i64)> = positioned.iter().map(|c| (c.partition, c.offset)).collect();
-    kledger_topology::pipeline::project::views::fold(&views, &positioned, read.iter().copied())
-        .unwrap();
-    kledger_topology::pipeline::project::vectors::project(
-        &g,
-        embedder.as_ref(),
-        &positioned,
-        read.into_iter(),
-    )
-    .unwrap();
     let api =
-        kledger_testkit::offline::api(dir.path(), config, PARTITIONS, views, Some(g)).unwrap();
+        kledger_testkit::offline::served(dir.path(), &ledger.commits, PARTITIONS, config).unwrap();
     Fixture {
         api,
         now,
