@@ -2,10 +2,10 @@
 //! ([`kledger_processors::authority::contested`]) on every read that returns rows.
 //!
 //! Two active rows conflict when they share subject and slot (a calendar and a chat message
-//! that disagree about where Ana works; an approved decision and an inferred fact). A read
+//! that disagree about where Ana works; an approved decision and an inferred fact). Search
 //! looks for a row's rivals among the rows of its entity the reader may read now (the
-//! entity's [`CONFLICT_SCAN_MAX`] newest timeline entries), so a winner the reader may not read
-//! never shows, and nothing tells of it. Search ranks each winner ahead of its losers; the
+//! entity's [`CONFLICT_SCAN_MAX`] newest timeline entries; the timeline has them from its own
+//! scan), so a winner the reader may not read never shows, and nothing tells of it. Search ranks each winner ahead of its losers; the
 //! timeline keeps time order; both mark each loser `contested_by` the winner; the profile
 //! renders the winner only (`kledger_processors::render::profile`).
 

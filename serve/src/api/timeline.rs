@@ -493,27 +493,29 @@ fn ledger(
     // Reaching the scan bound says how long the timeline is: the owner's to know.
     let bound = ids.len() >= TIMELINE_SCAN_MAX && owns(p, account);
     let mut shown_rows = Vec::new();
+    // Every readable row of the entity in effect: the rivals of the rows shown (the scan holds
+    // the entity's rows, so no second read looks for them).
+    let mut rivals = Vec::new();
     for id in ids {
         let Some(row) = readable_row_at(api, p, account, &id, when)? else {
             continue;
         };
+        let current = row.is_current(when.as_of);
         // In effect at the read's time: an entry; ended by then: history, inside the grant.
         let shown = match row.status {
             Status::Tombstoned => false,
-            _ if row.is_current(when.as_of) => true,
+            _ if current => true,
             _ => q.history && grant.shows(&row),
         } && (row.assertion_class != AssertionClass::Disputed || q.audit);
+        if current && row.slot.is_some() {
+            rivals.push(row.clone());
+        }
         if shown {
             shown_rows.push(row);
         }
     }
     // Conflicts among the rows in effect: each loser names its winner (time order is kept).
-    let current: Vec<Row> = shown_rows
-        .iter()
-        .filter(|r| r.is_current(when.as_of))
-        .cloned()
-        .collect();
-    let contested = super::conflicts::contested_in(api, p, account, &current, when)?;
+    let contested = kledger_processors::authority::contested(rivals.iter());
     let items = shown_rows
         .into_iter()
         .map(|row| {
