@@ -97,16 +97,38 @@ impl Write for ScrubbedLine {
     }
 }
 
+/// Warnings of kledger's libraries that ask nothing of an operator, kept off stderr (the
+/// rest of those libraries' logs pass):
+/// - librdkafka's `CONFWARN` that `enable.gapless.guarantee` is experimental, once per producer
+///   (kledger sets it on purpose: a refused record fails the producer rather than leave a gap,
+///   `docs/operations.md`);
+/// - the embedded vector engine's notes that the server's start-up set neither its feature
+///   flags nor its multi-mmap check (kledger embeds the engine without Qdrant's server, and
+///   uses the defaults those notes fall back to), once per shard.
+pub const NOISE: [&str; 3] = [
+    "Configuration property enable.gapless.guarantee is experimental",
+    "Feature flags not initialized!",
+    "MULTI_MMAP_SUPPORT_CHECK_RESULT should be initialized before accessing",
+];
+
+/// Whether a formatted log line is one of the [`NOISE`] warnings.
+pub fn is_noise(line: &str) -> bool {
+    NOISE.iter().any(|n| line.contains(n))
+}
+
 impl Drop for ScrubbedLine {
     fn drop(&mut self) {
         let text = String::from_utf8_lossy(&self.0);
+        if is_noise(&text) {
+            return;
+        }
         let _ = std::io::stderr().write_all(scrub(&text).as_bytes());
     }
 }
 
 /// Installs the subscriber: `config.log.filter` (tansu's own ERROR-level chatter off unless the
 /// filter turns it on; rmcp's session logs always off: they carry session ids), JSON or text
-/// (`text` forces text), every line scrubbed.
+/// (`text` forces text), every line scrubbed, the [`NOISE`] warnings dropped.
 pub fn init(config: &Config, text: bool) {
     // tansu logs ordinary events (e.g. TopicAlreadyExists) at ERROR: keep it quiet.
     let quiet = "tansu_broker=off,tansu_storage=off,tansu_sans_io=off,tansu_schema=off,tansu_service=off,tansu_auth=off,libsql=off";
@@ -132,6 +154,25 @@ pub fn init(config: &Config, text: bool) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_the_noise_is_dropped() {
+        assert!(is_noise(
+            "2026-12-06T15:40:08Z  WARN librdkafka: librdkafka: CONFWARN [thrd:app]: Configuration property enable.gapless.guarantee is experimental: When set"
+        ));
+        assert!(is_noise(
+            r#"{"level":"WARN","fields":{"message":"Feature flags not initialized!"},"target":"qdrant_edge::common::flags"}"#
+        ));
+        assert!(is_noise(
+            "WARN qdrant_edge::common::mmap::ops: MULTI_MMAP_SUPPORT_CHECK_RESULT should be initialized before accessing MULTI_MMAP_IS_SUPPORTED"
+        ));
+        assert!(!is_noise(
+            "WARN librdkafka: librdkafka: CONFWARN [thrd:app]: Configuration property foo.bar is deprecated"
+        ));
+        assert!(!is_noise(
+            "WARN qdrant_edge::common::mmap::ops: Not using multi-mmap due to limited support"
+        ));
+    }
 
     #[test]
     fn every_form_of_a_secret_is_replaced_and_short_values_are_not_secrets() {
