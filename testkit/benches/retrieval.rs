@@ -105,32 +105,30 @@ fn main() -> anyhow::Result<()> {
         }
     }
     if tune {
-        let mut grid = Vec::new();
-        for dense in [1.0f32, 2.0, 3.0, 4.0, 6.0] {
-            for k in [2.0f32, 5.0, 10.0, 20.0, 60.0] {
-                for depth in [2usize, 4] {
-                    grid.push(Fusion {
-                        dense,
-                        keyword: 1.0,
-                        k,
-                        depth,
-                    });
-                }
-            }
-        }
-        let mut best: Option<(f64, Fusion)> = None;
+        // Each question's candidates once, fused offline with every setting.
+        let grid = kledger_testkit::retrieval::fusion_grid();
+        let deepest = grid.iter().map(|f| f.depth).max().unwrap_or(2);
+        let cands = kledger_testkit::retrieval::candidates(
+            &set,
+            &index,
+            embedder.as_ref(),
+            kledger_testkit::retrieval::RESULTS * deepest,
+        )?;
+        let mut best: Option<(f64, f64, Fusion)> = None;
         for f in grid {
-            let t = evaluate(&set, &index, embedder.as_ref(), &ids, Method::Search(f))?;
+            let t = kledger_testkit::retrieval::score(
+                &set,
+                &kledger_testkit::retrieval::fuse_offline(&cands, &f, &ids),
+            );
             let r = at5(&t, "dev");
             println!("  dev recall@5 {r:.3} with {f:?}");
-            if best.as_ref().is_none_or(|(b, _)| r > *b) {
-                best = Some((r, f));
+            if best.as_ref().is_none_or(|(b, _, _)| r > *b) {
+                best = Some((r, at5(&t, "test"), f));
             }
         }
-        if let Some((r, f)) = best {
+        if let Some((r, test, f)) = best {
             println!("tuned on dev: recall@5 {r:.3} with {f:?}");
-            let t = evaluate(&set, &index, embedder.as_ref(), &ids, Method::Search(f))?;
-            println!("  on test: recall@5 {:.3}", at5(&t, "test"));
+            println!("  on test: recall@5 {test:.3}");
         }
     }
     Ok(())

@@ -24,7 +24,7 @@ use kledger_schemas::{
 };
 use kledger_state::MarkStore;
 use kledger_topology::pipeline::project::OutboxCommit;
-use kledger_topology::serve::api::search::{Fusion, KeywordThreads, rank};
+use kledger_topology::serve::api::search::{Fuse, Fusion, KeywordThreads, rank};
 use kledger_topology::vector::embedder::Embedder;
 use kledger_topology::vector::{QueryVector, VectorGen, VectorIndex};
 use serde::Deserialize;
@@ -77,6 +77,9 @@ pub struct SetRow {
     /// Tags.
     #[serde(default)]
     pub tags: Vec<String>,
+    /// The conversation session it was said in (the conversation set only).
+    #[serde(default)]
+    pub session: Option<String>,
 }
 
 /// One question of the set.
@@ -121,6 +124,70 @@ pub fn load(dir: &Path) -> anyhow::Result<Set> {
     Ok(Set {
         rows: lines(&dir.join("rows.jsonl"))?,
         questions: lines(&dir.join("questions.jsonl"))?,
+    })
+}
+
+/// The conversation set's directory in the repository (`testkit/data/conversations`, made by
+/// its `generate.py`, independently of the retrieval set's generator).
+pub fn conversations_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("data/conversations")
+}
+
+/// Which rows of the conversation set an index holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Corpus {
+    /// The raw turns, `Speaker: text`.
+    Turns,
+    /// The facts an extractor wrote from them.
+    Facts,
+}
+
+impl Corpus {
+    /// Its name in tables.
+    pub fn name(self) -> &'static str {
+        match self {
+            Corpus::Turns => "turns",
+            Corpus::Facts => "facts",
+        }
+    }
+}
+
+/// A question of the conversation set, with its evidence in both corpora.
+#[derive(Debug, Clone, Deserialize)]
+struct ConversationQuestion {
+    id: String,
+    account: String,
+    question: String,
+    category: String,
+    evidence_turns: Vec<String>,
+    evidence_facts: Vec<String>,
+    split: String,
+}
+
+/// Loads one corpus of the conversation set from `dir`: its rows, and every question with the
+/// evidence in that corpus as its relevant rows.
+pub fn load_conversations(dir: &Path, corpus: Corpus) -> anyhow::Result<Set> {
+    let file = match corpus {
+        Corpus::Turns => "turns.jsonl",
+        Corpus::Facts => "facts.jsonl",
+    };
+    let questions: Vec<ConversationQuestion> = lines(&dir.join("questions.jsonl"))?;
+    Ok(Set {
+        rows: lines(&dir.join(file))?,
+        questions: questions
+            .into_iter()
+            .map(|q| Question {
+                id: q.id,
+                account: q.account,
+                question: q.question,
+                relevant: match corpus {
+                    Corpus::Turns => q.evidence_turns,
+                    Corpus::Facts => q.evidence_facts,
+                },
+                category: q.category,
+                split: q.split,
+            })
+            .collect(),
     })
 }
 
@@ -353,16 +420,7 @@ pub fn answer(
     q: &Question,
     keywords: &KeywordThreads,
 ) -> anyhow::Result<Vec<String>> {
-    let a = owner_of(&q.account)?;
-    let owner = Principal {
-        tenant_id: a.tenant_id.clone(),
-        team_id: None,
-        agent_id: None,
-        roles: Vec::new(),
-        owner_kind: OwnerKind::User,
-        owner_id: a.owner_id.clone(),
-    };
-    let filter = access_filter(&owner, &a, &[]);
+    let filter = owner_filter(&q.account)?;
     let found = match method {
         Method::Search(f) => rank(index, embedder, &f, &filter, &q.question, RESULTS, keywords)?,
         Method::Bm25 => {
@@ -408,6 +466,9 @@ pub struct Scores {
     pub rr: f64,
     /// Sum over questions of the share of their relevant rows in the first 5.
     pub rows5: f64,
+    /// Questions with a row of one of their relevant rows' sessions in the first 5 (sets
+    /// whose rows have sessions).
+    pub sessions5: usize,
 }
 
 impl Scores {
@@ -426,6 +487,30 @@ impl Scores {
             .filter(|r| answer.iter().take(5).any(|a| a == *r))
             .count();
         self.rows5 += found as f64 / relevant.len().max(1) as f64;
+    }
+
+    /// Adds one question's session-level hit: a row of a relevant session in the first 5.
+    pub fn add_session(
+        &mut self,
+        sessions: &BTreeMap<&str, &str>,
+        relevant: &[String],
+        answer: &[String],
+    ) {
+        let wanted: Vec<&str> = relevant
+            .iter()
+            .filter_map(|r| sessions.get(r.as_str()).copied())
+            .collect();
+        let hit = answer
+            .iter()
+            .take(5)
+            .filter_map(|a| sessions.get(a.as_str()))
+            .any(|s| wanted.contains(s));
+        self.sessions5 += usize::from(hit);
+    }
+
+    /// Session-level recall@5, as a fraction.
+    pub fn session_rate(&self) -> f64 {
+        self.sessions5 as f64 / self.n.max(1) as f64
     }
 
     /// recall@1, @5, @10, MRR and rows@5, as fractions.
@@ -452,15 +537,141 @@ pub fn evaluate(
     ids: &BTreeMap<Uuid, String>,
     method: Method,
 ) -> anyhow::Result<Table> {
-    let mut t = Table::new();
     let keywords = KeywordThreads::default();
+    let mut answers = Vec::with_capacity(set.questions.len());
     for q in &set.questions {
-        let a = answer(index, embedder, ids, method, q, &keywords)?;
+        answers.push(answer(index, embedder, ids, method, q, &keywords)?);
+    }
+    Ok(score(set, &answers))
+}
+
+/// The table of `answers` (one per question of `set`, in order).
+pub fn score(set: &Set, answers: &[Vec<String>]) -> Table {
+    let sessions: BTreeMap<&str, &str> = set
+        .rows
+        .iter()
+        .filter_map(|r| Some((r.id.as_str(), r.session.as_deref()?)))
+        .collect();
+    let mut t = Table::new();
+    for (q, a) in set.questions.iter().zip(answers) {
         for cat in [q.category.as_str(), "all"] {
-            t.entry((q.split.clone(), cat.to_owned()))
-                .or_default()
-                .add(&q.relevant, &a);
+            let s = t.entry((q.split.clone(), cat.to_owned())).or_default();
+            s.add(&q.relevant, a);
+            s.add_session(&sessions, &q.relevant, a);
         }
     }
-    Ok(t)
+    t
+}
+
+/// One question's candidates: dense, nameless dense, keyword.
+pub type Candidates = (Vec<(Uuid, f32)>, Vec<(Uuid, f32)>, Vec<(Uuid, f32)>);
+
+/// Each question's dense, nameless dense and keyword candidates as search_knowledge's
+/// providers return them (`depth` of each, under the owner's access filter), for fusing
+/// offline with many settings.
+pub fn candidates(
+    set: &Set,
+    index: &Arc<dyn VectorIndex>,
+    embedder: &dyn Embedder,
+    depth: usize,
+) -> anyhow::Result<Vec<Candidates>> {
+    let mut out = Vec::with_capacity(set.questions.len());
+    for q in &set.questions {
+        let filter = owner_filter(&q.account)?;
+        let dense = index.query(
+            QueryVector::Dense(
+                embedder.embed_query(&kledger_processors::index_text::query(&q.question))?,
+            ),
+            &filter,
+            depth,
+        )?;
+        let nameless = match kledger_processors::index_text::query_nameless(&q.question) {
+            Some(t) => index.query(
+                QueryVector::Dense(embedder.embed_query(&t)?),
+                &filter,
+                depth,
+            )?,
+            None => dense.clone(),
+        };
+        let s = Bm25::default().query(&q.question);
+        let keyword = if s.indices.is_empty() {
+            Vec::new()
+        } else {
+            index.query(QueryVector::Sparse(s), &filter, depth)?
+        };
+        out.push((dense, nameless, keyword));
+    }
+    Ok(out)
+}
+
+/// The answers `fusion` makes of precomputed [`candidates`] (each list cut to the fusion's
+/// depth for [`RESULTS`] results), as set row ids.
+pub fn fuse_offline(
+    candidates: &[Candidates],
+    fusion: &Fusion,
+    ids: &BTreeMap<Uuid, String>,
+) -> Vec<Vec<String>> {
+    let depth = RESULTS * fusion.depth;
+    let cut = |l: &[(Uuid, f32)]| l[..l.len().min(depth)].to_vec();
+    candidates
+        .iter()
+        .map(|(d, n, k)| {
+            fusion
+                .fuse(&cut(d), &cut(n), &cut(k))
+                .into_iter()
+                .take(RESULTS)
+                .filter_map(|(u, _)| ids.get(&u).cloned())
+                .collect()
+        })
+        .collect()
+}
+
+/// The owner's access filter of `account`.
+fn owner_filter(account: &str) -> anyhow::Result<serde_json::Value> {
+    let a = owner_of(account)?;
+    let owner = Principal {
+        tenant_id: a.tenant_id.clone(),
+        team_id: None,
+        agent_id: None,
+        roles: Vec::new(),
+        owner_kind: OwnerKind::User,
+        owner_id: a.owner_id.clone(),
+    };
+    Ok(access_filter(&owner, &a, &[]))
+}
+
+/// The fusion settings a `tune` run searches: score fusion (divided by the best, and min-max)
+/// at every split of the weight between the dense list, the nameless dense list and BM25 in
+/// steps of 0.1 (BM25 at least 0.1), and rank fusion at dense weights 1..=6 and rank constants
+/// 2..=60, each at 2 and 4 candidates per result.
+pub fn fusion_grid() -> Vec<Fusion> {
+    let mut grid = Vec::new();
+    for depth in [2usize, 4] {
+        for min_max in [false, true] {
+            for dense in 0..=9u8 {
+                for nameless in 0..=(9 - dense) {
+                    let keyword = 10 - dense - nameless;
+                    grid.push(Fusion {
+                        dense: f32::from(dense) / 10.0,
+                        nameless: f32::from(nameless) / 10.0,
+                        keyword: f32::from(keyword) / 10.0,
+                        fuse: Fuse::Score { min_max },
+                        depth,
+                    });
+                }
+            }
+        }
+        for dense in [1.0f32, 2.0, 4.0, 6.0] {
+            for k in [2.0f32, 10.0, 60.0] {
+                grid.push(Fusion {
+                    dense,
+                    nameless: 0.0,
+                    keyword: 1.0,
+                    fuse: Fuse::Rank { k },
+                    depth,
+                });
+            }
+        }
+    }
+    grid
 }

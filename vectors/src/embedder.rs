@@ -27,6 +27,11 @@ pub trait Embedder: Send + Sync + std::fmt::Debug {
             .pop()
             .ok_or_else(|| VectorError::Backend("the embedder returned nothing".into()))
     }
+    /// The vectors of a search's query texts, in order (an embedder may keep recent ones, and
+    /// embed the rest in one batch).
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError> {
+        texts.iter().map(|t| self.embed_query(t)).collect()
+    }
 }
 
 /// The feature-hashing embedder (`vectors.embedder.kind = "hash"`): no model, for tests and

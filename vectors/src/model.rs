@@ -167,6 +167,39 @@ impl Embedder for SentenceEmbedder {
         Ok(out)
     }
 
+    fn embed_queries(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, VectorError> {
+        let mut out: Vec<Option<Vec<f32>>> = texts
+            .iter()
+            .map(|t| {
+                let v = self.queries.get(*t)?;
+                metrics::counter!(kledger_runtime::metrics::QUERY_EMBEDDINGS_CACHED_TOTAL)
+                    .increment(1);
+                Some(v.as_ref().clone())
+            })
+            .collect();
+        let missing: Vec<&str> = texts
+            .iter()
+            .zip(&out)
+            .filter(|(_, v)| v.is_none())
+            .map(|(t, _)| *t)
+            .collect();
+        if missing.is_empty() {
+            return Ok(out.into_iter().flatten().collect());
+        }
+        // One forward pass for the misses, on this thread: the weights are streamed once.
+        let mut fresh = self.model.embed(&missing).into_iter();
+        for (t, slot) in texts.iter().zip(out.iter_mut()) {
+            if slot.is_none() {
+                let v = fresh
+                    .next()
+                    .ok_or_else(|| VectorError::Backend("the model returned nothing".into()))?;
+                self.queries.insert((*t).to_owned(), Arc::new(v.clone()));
+                *slot = Some(v);
+            }
+        }
+        Ok(out.into_iter().flatten().collect())
+    }
+
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, VectorError> {
         if let Some(v) = self.queries.get(text) {
             metrics::counter!(kledger_runtime::metrics::QUERY_EMBEDDINGS_CACHED_TOTAL).increment(1);

@@ -1,7 +1,7 @@
 //! `POST /v1/search`: search_knowledge. The query is embedded (dense: the configured embedder,
 //! over [`kledger_processors::index_text::query`]; sparse: BM25's terms), both providers
-//! return candidate ids under the access filter, the candidates are fused by weighted
-//! reciprocal rank ([`rank`]), hydrated from the view store and checked again (`may_read`,
+//! return candidate ids under the access filter, the candidates are fused by a convex
+//! combination of their normalised scores ([`rank`], [`Fusion`]), hydrated from the view store and checked again (`may_read`,
 //! active, current now) before `limit` handles are returned — never bodies or trigger
 //! conditions.
 
@@ -32,8 +32,8 @@ use kledger_vectors::{QueryVector, VectorError, VectorIndex};
 /// Longest query, chars.
 pub const QUERY_CHARS_MAX: usize = 500;
 /// Candidates each provider returns per requested result.
-pub const CANDIDATES_PER_RESULT: usize = 2;
-/// Reciprocal rank fusion constant.
+pub const CANDIDATES_PER_RESULT: usize = 4;
+/// Reciprocal rank fusion's constant, when rank fusion is asked for ([`Fuse::Rank`]).
 pub const RRF_K: f32 = 10.0;
 
 /// The request (`POST /v1/search`, and `search_knowledge`'s arguments over MCP).
@@ -97,7 +97,8 @@ pub struct Handle {
     /// How certain it is.
     #[schemars(with = "String")]
     pub assertion_class: AssertionClass,
-    /// Fused score (reciprocal rank).
+    /// Fused score: the weighted sum of the dense and keyword scores, each divided by its
+    /// list's best (at most 1).
     pub score: f32,
     /// The row that outranks this one (the same subject and slot, a higher place in the
     /// authority table): it ranks first. Absent when nothing readable contests the row.
@@ -112,45 +113,109 @@ pub struct SearchAnswer {
     pub results: Vec<Handle>,
 }
 
-/// How the two providers' candidates are fused: weighted reciprocal rank fusion, each list's
-/// rank r (from 1) adding `weight / (k + r)`. The defaults are tuned on the retrieval set's dev
-/// split (`testkit/data/retrieval`; `cargo bench -p kledger-testkit --bench retrieval -- tune`
-/// searches them): the dense list weighs four times BM25's, so a keyword match reorders the
-/// semantic candidates more than it adds its own. (A score fusion, `cos + w · b / (b + h)`,
-/// was tried there too and did not do better: 0.912 against 0.921 recall@5 on dev. With the
-/// index text of `kledger_processors::index_text` v2 the grid is flat around these values:
-/// 0.974 on dev for every setting near them.)
+/// How the two providers' candidates are fused ([`Fuse`]), and how many each returns.
+///
+/// The default is chosen by measurement on the conversation set's dev split
+/// (`testkit/data/conversations`: long multi-session chats, raw turns and extracted facts;
+/// `cargo bench -p kledger-testkit --bench conversations -- tune` searches the settings), with
+/// the retrieval set (`testkit/data/retrieval`) checked alongside: `docs/benchmarks.md`,
+/// "Retrieval quality", has both tables.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fusion {
-    /// Weight of the dense (semantic) list.
+    /// Weight of the dense (semantic) list of the query as asked.
     pub dense: f32,
+    /// Weight of the dense list of the query without its names
+    /// ([`kledger_processors::index_text::query_nameless`]); a query without names gives the
+    /// first dense list this weight too.
+    pub nameless: f32,
     /// Weight of the BM25 (keyword) list.
     pub keyword: f32,
-    /// The rank constant.
-    pub k: f32,
+    /// How the lists are combined.
+    pub fuse: Fuse,
     /// Candidates each provider returns per requested result.
     pub depth: usize,
+}
+
+/// How two ranked lists become one.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Fuse {
+    /// Weighted reciprocal rank fusion: a list's rank r (from 1) adds `weight / (k + r)`. Blind
+    /// to how far apart the scores are: a list whose first few are all alike weighs as much as
+    /// one with a clear winner.
+    Rank {
+        /// The rank constant.
+        k: f32,
+    },
+    /// Convex combination of normalised scores: each list's scores mapped onto 0..=1, then
+    /// weighted and summed; a candidate absent from a list gets 0 from it. A clear keyword
+    /// match (a name, a rare term) keeps its margin; a flat keyword list adds little.
+    Score {
+        /// Min-max: a list's worst candidate maps to 0 and its best to 1. Otherwise each score
+        /// is divided by the list's best (cosine and BM25 are at least 0, their theoretical
+        /// minimum), which leaves a list of near-equal scores near-equal.
+        min_max: bool,
+    },
 }
 
 impl Default for Fusion {
     fn default() -> Self {
         Self {
-            dense: 4.0,
-            keyword: 1.0,
-            k: RRF_K,
+            dense: DENSE_WEIGHT,
+            nameless: NAMELESS_WEIGHT,
+            keyword: 1.0 - DENSE_WEIGHT - NAMELESS_WEIGHT,
+            fuse: Fuse::Score { min_max: true },
             depth: CANDIDATES_PER_RESULT,
         }
     }
 }
 
+/// The dense list's share of the default score fusion.
+pub const DENSE_WEIGHT: f32 = 0.4;
+/// The nameless dense list's share of the default score fusion (BM25 has the rest).
+pub const NAMELESS_WEIGHT: f32 = 0.4;
+
 impl Fusion {
-    /// Fuses ranked lists (dense first, then keyword), best first; ties by id, so the order is
-    /// deterministic.
-    pub fn fuse(&self, dense: &[(Uuid, f32)], keyword: &[(Uuid, f32)]) -> Vec<(Uuid, f32)> {
+    /// Fuses ranked lists (dense, the nameless query's dense, keyword), best first; ties by
+    /// id, so the order is deterministic.
+    pub fn fuse(
+        &self,
+        dense: &[(Uuid, f32)],
+        nameless: &[(Uuid, f32)],
+        keyword: &[(Uuid, f32)],
+    ) -> Vec<(Uuid, f32)> {
         let mut scores: BTreeMap<Uuid, f32> = BTreeMap::new();
-        for (list, weight) in [(dense, self.dense), (keyword, self.keyword)] {
-            for (rank, (id, _)) in list.iter().enumerate() {
-                *scores.entry(*id).or_insert(0.0) += weight / (self.k + rank as f32 + 1.0);
+        for (list, weight) in [
+            (dense, self.dense),
+            (nameless, self.nameless),
+            (keyword, self.keyword),
+        ] {
+            if weight == 0.0 {
+                continue;
+            }
+            match self.fuse {
+                Fuse::Rank { k } => {
+                    for (rank, (id, _)) in list.iter().enumerate() {
+                        *scores.entry(*id).or_insert(0.0) += weight / (k + rank as f32 + 1.0);
+                    }
+                }
+                Fuse::Score { min_max } => {
+                    let best = list.iter().map(|(_, s)| *s).fold(0.0f32, f32::max);
+                    let floor = if min_max {
+                        list.iter().map(|(_, s)| *s).fold(best, f32::min).max(0.0)
+                    } else {
+                        0.0
+                    };
+                    for (id, score) in list {
+                        let norm = if best > floor {
+                            (score.max(0.0) - floor).max(0.0) / (best - floor)
+                        } else if best > 0.0 {
+                            1.0
+                        } else {
+                            0.0
+                        };
+                        *scores.entry(*id).or_insert(0.0) += weight * norm;
+                    }
+                }
             }
         }
         let mut fused: Vec<(Uuid, f32)> = scores.into_iter().collect();
@@ -184,19 +249,36 @@ pub fn rank(
     };
     let queued = keywords.queue().is_some_and(|q| q.try_send(job).is_ok());
     let started = Instant::now();
-    let dense = embedder.embed_query(&kledger_processors::index_text::query(query));
+    // The query as asked and, when it names someone, without the names: one batch (the model
+    // streams its weights once for both).
+    let asked = kledger_processors::index_text::query(query);
+    let nameless =
+        kledger_processors::index_text::query_nameless(query).filter(|_| fusion.nameless > 0.0);
+    let mut texts = vec![asked.as_str()];
+    texts.extend(nameless.as_deref());
+    let vectors = embedder.embed_queries(&texts);
     metrics::counter!(kledger_runtime::metrics::EMBEDDED_TEXTS_TOTAL, "use" => "queries")
-        .increment(1);
+        .increment(texts.len() as u64);
     metrics::histogram!(kledger_runtime::metrics::EMBED_SECONDS, "use" => "queries")
         .record(started.elapsed().as_secs_f64());
-    let by_vector = dense.and_then(|d| index.query(QueryVector::Dense(d), filter, depth))?;
+    let mut vectors = vectors?.into_iter();
+    let mut next = || {
+        vectors
+            .next()
+            .ok_or_else(|| VectorError::Backend("the embedder returned nothing".into()))
+    };
+    let by_vector = index.query(QueryVector::Dense(next()?), filter, depth)?;
+    let by_nameless = match nameless {
+        Some(_) => index.query(QueryVector::Dense(next()?), filter, depth)?,
+        None => by_vector.clone(),
+    };
     let by_keyword = if queued {
         rx.recv()
             .unwrap_or_else(|_| Err(VectorError::Backend("the keyword query failed".into())))?
     } else {
         keyword(index.as_ref(), filter, query, depth)?
     };
-    Ok(fusion.fuse(&by_vector, &by_keyword))
+    Ok(fusion.fuse(&by_vector, &by_nameless, &by_keyword))
 }
 
 /// BM25's best `depth` candidates of `query` under `filter`.
@@ -509,18 +591,72 @@ mod tests {
     #[test]
     fn fusion_rewards_agreement_and_breaks_ties_by_id() {
         let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
-        let f = Fusion::default();
-        let fused = f.fuse(&[(b, 0.9), (a, 0.8)], &[(a, 5.0), (c, 1.0)]);
-        assert_eq!(fused[0].0, a, "in both lists");
-        assert_eq!(fused.iter().map(|x| x.0).collect::<Vec<_>>(), vec![a, b, c]);
-        // The dense list weighs more: its first beats the keyword list's first.
-        assert_eq!(f.fuse(&[(c, 1.0)], &[(b, 1.0)])[0].0, c);
-        let even = Fusion {
-            dense: 1.0,
+        let rank = Fusion {
+            dense: 4.0,
+            nameless: 0.0,
             keyword: 1.0,
+            fuse: Fuse::Rank { k: RRF_K },
+            depth: CANDIDATES_PER_RESULT,
+        };
+        for f in [Fusion::default(), rank] {
+            let dense = [(b, 0.9), (a, 0.85), (c, 0.3)];
+            let fused = f.fuse(&dense, &dense, &[(a, 5.0)]);
+            assert_eq!(fused[0].0, a, "in both lists: {f:?}");
+            assert_eq!(
+                fused.iter().map(|x| x.0).collect::<Vec<_>>(),
+                vec![a, b, c],
+                "{f:?}"
+            );
+            // The dense lists weigh more: their first beats the keyword list's first.
+            assert_eq!(
+                f.fuse(&[(c, 1.0)], &[(c, 1.0)], &[(b, 1.0)])[0].0,
+                c,
+                "{f:?}"
+            );
+            let even = Fusion {
+                dense: 1.0,
+                nameless: 0.0,
+                keyword: 1.0,
+                ..f
+            };
+            let tie = even.fuse(&[(c, 1.0)], &[], &[(b, 1.0)]);
+            assert_eq!(tie[0].0, b, "equal scores: by id");
+        }
+    }
+
+    #[test]
+    fn score_fusion_normalises_each_list() {
+        let (a, b, c) = (Uuid::from_u128(1), Uuid::from_u128(2), Uuid::from_u128(3));
+        let f = Fusion::default();
+        assert_eq!(f.fuse, Fuse::Score { min_max: true });
+        // The nameless query's list decides between rows the named query finds alike.
+        let named = [(a, 0.61), (b, 0.60), (c, 0.20)];
+        let nameless = [(b, 0.70), (a, 0.40), (c, 0.30)];
+        assert_eq!(f.fuse(&named, &nameless, &[])[0].0, b);
+        // Min-max: a list's best maps to its weight, its worst to 0, whatever their scale.
+        let fused = f.fuse(&[(a, 0.9), (b, 0.5)], &[], &[(b, 40.0), (a, 20.0)]);
+        let score = |id| fused.iter().find(|x| x.0 == id).map(|x| x.1).unwrap();
+        assert!((score(a) - f.dense).abs() < 1e-6, "{fused:?}");
+        assert!((score(b) - f.keyword).abs() < 1e-6, "{fused:?}");
+        // Divided by the best instead: near-equal scores stay near-equal.
+        let by_best = Fusion {
+            fuse: Fuse::Score { min_max: false },
             ..f
         };
-        let tie = even.fuse(&[(c, 1.0)], &[(b, 1.0)]);
-        assert_eq!(tie[0].0, b, "equal scores: by id");
+        let fused = by_best.fuse(&[(a, 0.50), (b, 0.49)], &[], &[]);
+        assert!(
+            (fused[0].1 - fused[1].1).abs() < 0.05 * f.dense,
+            "{fused:?}"
+        );
+        // Scores are at most the weights' sum; negative cosines count as 0; a list of one
+        // candidate gives it its full weight.
+        let fused = f.fuse(&[(a, -0.2), (b, 0.4)], &[(b, 0.4)], &[(c, 3.0)]);
+        assert!(
+            fused.iter().all(|(_, s)| (0.0..=1.0 + 1e-6).contains(s)),
+            "{fused:?}"
+        );
+        assert_eq!(fused[0].0, b);
+        // Empty lists fuse to nothing.
+        assert!(f.fuse(&[], &[], &[]).is_empty());
     }
 }
