@@ -267,9 +267,32 @@ pub fn rank(
             .next()
             .ok_or_else(|| VectorError::Backend("the embedder returned nothing".into()))
     };
-    let by_vector = index.query(QueryVector::Dense(next()?), filter, depth)?;
-    let by_nameless = match nameless {
-        Some(_) => index.query(QueryVector::Dense(next()?), filter, depth)?,
+    let asked_vector = next()?;
+    // The nameless query's neighbours on a keyword thread while this one finds the asked
+    // query's (on this thread after it when the queue is full).
+    let (nameless_tx, nameless_rx) = mpsc::sync_channel(1);
+    let mut nameless_vector = None;
+    let nameless_queued = match nameless {
+        Some(_) => {
+            let v = next()?;
+            let job: Job = {
+                let (index, filter, v) = (index.clone(), filter.clone(), v.clone());
+                Box::new(move || {
+                    let _ = nameless_tx.send(index.query(QueryVector::Dense(v), &filter, depth));
+                })
+            };
+            let queued = keywords.queue().is_some_and(|q| q.try_send(job).is_ok());
+            nameless_vector = Some(v);
+            queued
+        }
+        None => false,
+    };
+    let by_vector = index.query(QueryVector::Dense(asked_vector), filter, depth)?;
+    let by_nameless = match nameless_vector {
+        Some(_) if nameless_queued => nameless_rx
+            .recv()
+            .unwrap_or_else(|_| Err(VectorError::Backend("the nameless query failed".into())))?,
+        Some(v) => index.query(QueryVector::Dense(v), filter, depth)?,
         None => by_vector.clone(),
     };
     let by_keyword = if queued {
