@@ -878,14 +878,27 @@ impl ViewStore {
         account: &str,
         memory_ids: &[&str],
     ) -> Result<Vec<Option<Row>>, StateError> {
+        self.rows_unopened(account, memory_ids)?
+            .into_iter()
+            .map(|r| match r {
+                Some(r) => self.open_row(account, r),
+                None => Ok(None),
+            })
+            .collect()
+    }
+
+    /// Rows `memory_ids` of `account` as they stand, not opened (as [`Self::row_unopened`]),
+    /// in the same order, in one batched read.
+    pub fn rows_unopened(
+        &self,
+        account: &str,
+        memory_ids: &[&str],
+    ) -> Result<Vec<Option<Row>>, StateError> {
         let keys: Vec<Vec<u8>> = memory_ids.iter().map(|id| row_key(account, id)).collect();
         self.db
             .batched_multi_get_cf(self.cf("rows")?, &keys, false)
             .into_iter()
-            .map(|v| match v? {
-                Some(v) => self.open_row(account, decode_row(&v)?),
-                None => Ok(None),
-            })
+            .map(|v| v?.map(|v| decode_row(&v)).transpose())
             .collect()
     }
 

@@ -39,10 +39,31 @@ pub fn contested_in(
         return Ok(BTreeMap::new());
     }
     let views = api.views.get();
+    let mine: BTreeSet<&str> = rows.iter().map(|r| r.memory_id.as_str()).collect();
+    let keys: BTreeSet<_> = rows.iter().filter_map(authority::conflict_key).collect();
     let mut pool: Vec<Row> = rows.to_vec();
     for entity in entities {
         let ids = views.timeline(account, entity, CONFLICT_SCAN_MAX)?;
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+        if !at.is_past() {
+            // Now, only a row that shares one of `rows`' subject and slot can contest it, and
+            // a row's subject and slot are never sealed: the others are read without opening
+            // (no data key, no decryption), so a search opens the few rivals it may have, not
+            // the entity's whole timeline. At a past time a row's version then may differ
+            // from its version now, so all are read as they stood.
+            let unopened = views.rows_unopened(account, &ids)?;
+            ids = ids
+                .into_iter()
+                .zip(unopened)
+                .filter(|(id, r)| {
+                    !mine.contains(id)
+                        && r.as_ref()
+                            .and_then(authority::conflict_key)
+                            .is_some_and(|k| keys.contains(&k))
+                })
+                .map(|(id, _)| id)
+                .collect();
+        }
         pool.extend(
             readable_rows_at(api, p, account, &ids, at)?
                 .into_iter()
@@ -50,7 +71,6 @@ pub fn contested_in(
                 .filter(|r| r.slot.is_some() && r.is_current(at.as_of)),
         );
     }
-    let mine: BTreeSet<&str> = rows.iter().map(|r| r.memory_id.as_str()).collect();
     Ok(authority::contested(pool.iter())
         .into_iter()
         .filter(|(loser, _)| mine.contains(loser.as_str()))
