@@ -201,16 +201,8 @@ impl Embedder for SentenceEmbedder {
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, VectorError> {
-        if let Some(v) = self.queries.get(text) {
-            metrics::counter!(kledger_runtime::metrics::QUERY_EMBEDDINGS_CACHED_TOTAL).increment(1);
-            return Ok(v.as_ref().clone());
-        }
-        let v = self
-            .model
-            .embed(&[text])
+        self.embed_queries(&[text])?
             .pop()
-            .ok_or_else(|| VectorError::Backend("the model returned nothing".into()))?;
-        self.queries.insert(text.to_owned(), Arc::new(v.clone()));
-        Ok(v)
+            .ok_or_else(|| VectorError::Backend("the model returned nothing".into()))
     }
 }

@@ -240,14 +240,14 @@ pub fn rank(
     // The keyword provider needs no embedding: a keyword thread runs it while the query is
     // embedded on this one, so its cost hides behind the model's. When every keyword thread
     // is busy and the queue is full, it runs here after the dense query.
-    let (tx, rx) = mpsc::sync_channel(1);
-    let job: Job = {
+    let by_keyword = {
         let (index, filter, query) = (index.clone(), filter.clone(), query.to_owned());
-        Box::new(move || {
-            let _ = tx.send(keyword(index.as_ref(), &filter, &query, depth));
-        })
+        beside(
+            keywords,
+            move || keyword(index.as_ref(), &filter, &query, depth),
+            "the keyword query failed",
+        )
     };
-    let queued = keywords.queue().is_some_and(|q| q.try_send(job).is_ok());
     let started = Instant::now();
     // The query as asked and, when it names someone, without the names: one batch (the model
     // streams its weights once for both).
@@ -270,37 +270,23 @@ pub fn rank(
     let asked_vector = next()?;
     // The nameless query's neighbours on a keyword thread while this one finds the asked
     // query's (on this thread after it when the queue is full).
-    let (nameless_tx, nameless_rx) = mpsc::sync_channel(1);
-    let mut nameless_vector = None;
-    let nameless_queued = match nameless {
+    let by_nameless = match nameless {
         Some(_) => {
-            let v = next()?;
-            let job: Job = {
-                let (index, filter, v) = (index.clone(), filter.clone(), v.clone());
-                Box::new(move || {
-                    let _ = nameless_tx.send(index.query(QueryVector::Dense(v), &filter, depth));
-                })
-            };
-            let queued = keywords.queue().is_some_and(|q| q.try_send(job).is_ok());
-            nameless_vector = Some(v);
-            queued
+            let (index, filter, v) = (index.clone(), filter.clone(), next()?);
+            Some(beside(
+                keywords,
+                move || index.query(QueryVector::Dense(v), &filter, depth),
+                "the nameless query failed",
+            ))
         }
-        None => false,
+        None => None,
     };
     let by_vector = index.query(QueryVector::Dense(asked_vector), filter, depth)?;
-    let by_nameless = match nameless_vector {
-        Some(_) if nameless_queued => nameless_rx
-            .recv()
-            .unwrap_or_else(|_| Err(VectorError::Backend("the nameless query failed".into())))?,
-        Some(v) => index.query(QueryVector::Dense(v), filter, depth)?,
+    let by_nameless = match by_nameless {
+        Some(wait) => wait()?,
         None => by_vector.clone(),
     };
-    let by_keyword = if queued {
-        rx.recv()
-            .unwrap_or_else(|_| Err(VectorError::Backend("the keyword query failed".into())))?
-    } else {
-        keyword(index.as_ref(), filter, query, depth)?
-    };
+    let by_keyword = by_keyword()?;
     Ok(fusion.fuse(&by_vector, &by_nameless, &by_keyword))
 }
 
@@ -316,6 +302,34 @@ fn keyword(
         Ok(Vec::new())
     } else {
         index.query(QueryVector::Sparse(sparse), filter, depth)
+    }
+}
+
+/// `query`'s answer, found on a keyword thread while the caller goes on; when no thread could
+/// start or the queue is full, on the caller's thread when it asks for the answer. `failed`
+/// is the error when the thread's query panicked.
+fn beside<T: Send + 'static>(
+    keywords: &KeywordThreads,
+    query: impl FnOnce() -> Result<T, VectorError> + Send + 'static,
+    failed: &'static str,
+) -> impl FnOnce() -> Result<T, VectorError> {
+    let (tx, rx) = mpsc::sync_channel(1);
+    let job: Job = Box::new(move || {
+        let _ = tx.send(query());
+    });
+    let unsent = match keywords.queue() {
+        Some(q) => match q.try_send(job) {
+            Ok(()) => None,
+            Err(mpsc::TrySendError::Full(job) | mpsc::TrySendError::Disconnected(job)) => Some(job),
+        },
+        None => Some(job),
+    };
+    move || {
+        if let Some(job) = unsent {
+            job();
+        }
+        rx.recv()
+            .unwrap_or_else(|_| Err(VectorError::Backend(failed.into())))
     }
 }
 
