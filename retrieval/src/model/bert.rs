@@ -7,7 +7,9 @@
 use ndarray::Array2;
 
 use super::ModelError;
-use super::gemm::{Packed, map_in_place};
+use pulp::{Simd, WithSimd};
+
+use super::gemm::{Packed, combine, dispatch, lanes, map_in_place, moments};
 use super::safetensors::Tensors;
 
 /// The encoder's shape (a `config.json`'s fields).
@@ -92,16 +94,26 @@ impl LayerNorm {
 
     /// Normalises every row of `x` in place.
     fn apply(&self, x: &mut Array2<f32>) {
-        for mut row in x.rows_mut() {
-            let r = row.as_slice_mut().expect("standard layout");
-            let n = r.len() as f32;
-            let mean = r.iter().sum::<f32>() / n;
-            let var = r.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
-            let inv = 1.0 / (var + LN_EPS).sqrt();
-            for ((v, g), b) in r.iter_mut().zip(&self.g).zip(&self.b) {
-                *v = (*v - mean) * inv * g + b;
+        struct Norm<'a>(&'a LayerNorm, &'a mut [f32]);
+        impl WithSimd for Norm<'_> {
+            type Output = ();
+            #[inline(always)]
+            fn with_simd<S: Simd>(self, simd: S) {
+                let Norm(ln, x) = self;
+                for r in x.chunks_exact_mut(ln.g.len()) {
+                    let n = r.len() as f32;
+                    // The mean first, then the squares about it (not about zero: a row far
+                    // from zero would lose the variance to cancellation).
+                    let mean = moments(simd, r, 0.0).0 / n;
+                    let var = moments(simd, r, mean).1 / n;
+                    let inv = 1.0 / (var + LN_EPS).sqrt();
+                    for ((v, g), b) in r.iter_mut().zip(&ln.g).zip(&ln.b) {
+                        *v = (*v - mean) * inv * g + b;
+                    }
+                }
             }
         }
+        dispatch(Norm(self, x.as_slice_mut().expect("standard layout")));
     }
 }
 
@@ -224,41 +236,17 @@ impl Bert {
     fn layer(&self, l: &Layer, seqs: &[Vec<u32>], x: &mut Array2<f32>) {
         let h = self.shape.hidden_size;
         let heads = self.shape.num_attention_heads;
-        let d = h / heads;
-        let scale = 1.0 / (d as f32).sqrt();
+        let scale = 1.0 / ((h / heads) as f32).sqrt();
         let qkv = l.qkv.forward(x);
-        let qkv = qkv.as_slice().expect("standard layout");
         let mut ctx = Array2::<f32>::zeros((x.nrows(), h));
-        let out = ctx.as_slice_mut().expect("standard layout");
-        let mut scores = Vec::new();
-        let mut start = 0;
-        // Row t of `qkv` is t's query, key and value side by side (3h wide); a head's part of
-        // each is its d columns.
-        let part = |t: usize, which: usize, head: usize| {
-            let at = t * 3 * h + which * h + head * d;
-            &qkv[at..at + d]
-        };
-        for seq in seqs {
-            let len = seq.len();
-            for head in 0..heads {
-                for i in start..start + len {
-                    let qi = part(i, 0, head);
-                    scores.clear();
-                    scores.extend((start..start + len).map(|j| {
-                        let kj = part(j, 1, head);
-                        qi.iter().zip(kj).map(|(a, b)| a * b).sum::<f32>() * scale
-                    }));
-                    softmax(&mut scores);
-                    let o = &mut out[i * h + head * d..i * h + (head + 1) * d];
-                    for (j, a) in (start..start + len).zip(&scores) {
-                        for (o, v) in o.iter_mut().zip(part(j, 2, head)) {
-                            *o += a * v;
-                        }
-                    }
-                }
-            }
-            start += len;
-        }
+        dispatch(Attend {
+            qkv: qkv.as_slice().expect("standard layout"),
+            ctx: ctx.as_slice_mut().expect("standard layout"),
+            seqs,
+            h,
+            heads,
+            scale,
+        });
         let mut attended = l.out.forward(&ctx);
         attended += &*x;
         l.ln1.apply(&mut attended);
@@ -271,14 +259,105 @@ impl Bert {
     }
 }
 
+/// Self-attention of every sequence on its own tokens, head by head: `ctx` (zeroed, `h` wide)
+/// gets `softmax(q·kᵀ·scale)·v` from `qkv`, whose row t is t's query, key and value side by
+/// side (3h wide; a head's part of each is its d columns).
+struct Attend<'a> {
+    qkv: &'a [f32],
+    ctx: &'a mut [f32],
+    seqs: &'a [Vec<u32>],
+    h: usize,
+    heads: usize,
+    scale: f32,
+}
+
+impl WithSimd for Attend<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Attend {
+            qkv,
+            ctx,
+            seqs,
+            h,
+            heads,
+            scale,
+        } = self;
+        let d = h / heads;
+        // A head's keys transposed, d rows of the sequence's keys (padded to whole vectors
+        // with zeros), so that a query's scores against every key are d multiply-adds of
+        // whole vectors rather than one reduction per key.
+        let mut keys: Vec<f32> = Vec::new();
+        let (mut scores, mut query): (Vec<f32>, Vec<f32>) = (Vec::new(), Vec::new());
+        let mut start = 0;
+        for seq in seqs {
+            let len = seq.len();
+            let wide = len.next_multiple_of(lanes::<S>());
+            let row = |t: usize, which: usize, head: usize| {
+                let at = (start + t) * 3 * h + which * h + head * d;
+                &qkv[at..at + d]
+            };
+            for head in 0..heads {
+                keys.clear();
+                keys.resize(d * wide, 0.0);
+                for j in 0..len {
+                    for (c, k) in row(j, 1, head).iter().enumerate() {
+                        keys[c * wide + j] = *k;
+                    }
+                }
+                for i in 0..len {
+                    query.clear();
+                    query.extend(row(i, 0, head).iter().map(|q| q * scale));
+                    scores.clear();
+                    scores.resize(wide, 0.0);
+                    combine(simd, &query, |c| &keys[c * wide..], &mut scores);
+                    softmax(&mut scores[..len]);
+                    let at = (start + i) * h + head * d;
+                    combine(
+                        simd,
+                        &scores[..len],
+                        |j| row(j, 2, head),
+                        &mut ctx[at..at + d],
+                    );
+                }
+            }
+            start += len;
+        }
+    }
+}
+
+#[inline(always)]
 fn softmax(v: &mut [f32]) {
     let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for a in v.iter_mut() {
-        *a = (*a - max).exp();
-        sum += *a;
-    }
+    v.iter_mut().for_each(|a| *a = exp(*a - max));
+    let sum: f32 = v.iter().sum();
     v.iter_mut().for_each(|a| *a /= sum);
+}
+
+/// `eˣ` for `x ≤ 0` in single precision without a branch or a call, so that a loop of it
+/// vectorises: `2ⁿ · eʳ` with `n = round(x / ln 2)`, `r = x − n·ln 2` (in two parts) and
+/// Cephes' degree-5 polynomial for `eʳ` on |r| ≤ ln 2 / 2. Below −87 (where `eˣ` leaves f32's
+/// normal range) it is `e⁻⁸⁷`, about 1.6e-38, which adds nothing to a softmax's sum. Within 2 ulp of the exact function (the test checks a dense grid).
+#[inline(always)]
+fn exp(x: f32) -> f32 {
+    let x = x.max(-87.0);
+    let n = (x * std::f32::consts::LOG2_E).round();
+    let r = n.mul_add(-0.693_359_4, x);
+    let r = n.mul_add(2.121_944_4e-4, r);
+    let p = [
+        1.987_569_1e-4,
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        1.666_666_5e-1,
+        5e-1,
+    ]
+    .iter()
+    .fold(0.0f32, |acc, c| acc.mul_add(r, *c));
+    let e = p.mul_add(r * r, r + 1.0);
+    // 2ⁿ from its exponent bits (n ≥ −126 here, so 2ⁿ is normal).
+    e * f32::from_bits(((n as i32 + 127) as u32) << 23)
 }
 
 /// GELU in its exact (erf) form, as BERT's `gelu`.
@@ -329,5 +408,18 @@ mod tests {
         assert!(worst < 1e-6, "{worst}");
         assert!((super::erf(-1e30) + 1.0).abs() < 1e-6);
         assert!((super::erf(f32::INFINITY) - 1.0).abs() < 1e-6);
+    }
+
+    #[test]
+    fn exp_is_within_two_ulp_of_the_exact_function() {
+        let mut worst = 0f32;
+        for i in 0..=8_700_000 {
+            let x = -(i as f32) * 1e-5;
+            let (got, want) = (super::exp(x), x.exp());
+            worst = worst.max((got - want).abs() / want.max(f32::MIN_POSITIVE));
+        }
+        assert!(worst < 2.0 * f32::EPSILON, "{worst}");
+        assert!(super::exp(-1e30) < 1e-37 && super::exp(f32::NEG_INFINITY) < 1e-37);
+        assert_eq!(super::exp(0.0), 1.0);
     }
 }

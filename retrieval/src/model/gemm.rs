@@ -1,5 +1,7 @@
 //! The encoder's matrix products, `y += x · wᵀ`, on the widest vector unit the CPU has
-//! (AVX-512 where present, else AVX2 and FMA), chosen at run time by `pulp`'s safe dispatch.
+//! (AVX-512 where present, else AVX2 and FMA), chosen at run time by `pulp`'s safe dispatch;
+//! and the vector helpers the rest of the forward pass runs in the same dispatch (attention's
+//! weighted sums, LayerNorm's moments).
 //!
 //! The weights are packed once, at load, into panels of [`NR`] output columns: panel `p` holds,
 //! for every input `k`, the `NR` weights of outputs `p·NR ..`, so the inner loop reads them in
@@ -190,6 +192,85 @@ impl Tile<'_> {
             v[..NV].copy_from_slice(a);
         }
     }
+}
+
+/// Runs `op` on the widest vector unit the CPU has (the same dispatch as the products).
+pub(super) fn dispatch<Op: WithSimd>(op: Op) -> Op::Output {
+    Arch::new().dispatch(op)
+}
+
+/// `out += Σₖ coeffs[k] · row(k)` (every row at least `out`'s length), the sums kept in
+/// registers a few vectors of `out` at a time and stored once.
+#[inline(always)]
+pub(super) fn combine<'r, S: Simd>(
+    simd: S,
+    coeffs: &[f32],
+    row: impl Fn(usize) -> &'r [f32],
+    out: &mut [f32],
+) {
+    let lanes = lanes::<S>();
+    let (whole, tail) = S::as_mut_simd_f32s(out);
+    let done = whole.len() * lanes;
+    for (t, tile) in whole.chunks_mut(4).enumerate() {
+        let from = t * 4 * lanes;
+        match tile.len() {
+            4 => combine_tile::<S, 4>(simd, coeffs, &row, from, tile),
+            3 => combine_tile::<S, 3>(simd, coeffs, &row, from, tile),
+            2 => combine_tile::<S, 2>(simd, coeffs, &row, from, tile),
+            _ => combine_tile::<S, 1>(simd, coeffs, &row, from, tile),
+        }
+    }
+    for (k, c) in coeffs.iter().enumerate() {
+        for (o, r) in tail.iter_mut().zip(&row(k)[done..]) {
+            *o = c.mul_add(*r, *o);
+        }
+    }
+}
+
+/// [`combine`] of `N` vectors of `out`, from column `from` of the rows.
+#[inline(always)]
+fn combine_tile<'r, S: Simd, const N: usize>(
+    simd: S,
+    coeffs: &[f32],
+    row: &impl Fn(usize) -> &'r [f32],
+    from: usize,
+    tile: &mut [S::f32s],
+) {
+    let mut acc: [S::f32s; N] = std::array::from_fn(|v| tile[v]);
+    for (k, c) in coeffs.iter().enumerate() {
+        let a = simd.splat_f32s(*c);
+        let (r, _) = S::as_simd_f32s(&row(k)[from..]);
+        for v in 0..N {
+            acc[v] = simd.mul_add_e_f32s(a, r[v], acc[v]);
+        }
+    }
+    tile.copy_from_slice(&acc);
+}
+
+/// `Σ (v - shift)` and `Σ (v - shift)²` over `v`, in vector lanes.
+#[inline(always)]
+pub(super) fn moments<S: Simd>(simd: S, v: &[f32], shift: f32) -> (f32, f32) {
+    let s = simd.splat_f32s(shift);
+    let (head, tail) = S::as_simd_f32s(v);
+    let (mut sum, mut squares) = (simd.splat_f32s(0.0), simd.splat_f32s(0.0));
+    for x in head {
+        let d = simd.sub_f32s(*x, s);
+        sum = simd.add_f32s(sum, d);
+        squares = simd.mul_add_e_f32s(d, d, squares);
+    }
+    let (mut sum, mut squares) = (simd.reduce_sum_f32s(sum), simd.reduce_sum_f32s(squares));
+    for x in tail {
+        let d = x - shift;
+        sum += d;
+        squares = d.mul_add(d, squares);
+    }
+    (sum, squares)
+}
+
+/// Lanes of `S`'s f32 vectors.
+#[inline(always)]
+pub(super) fn lanes<S: Simd>() -> usize {
+    size_of::<S::f32s>() / size_of::<f32>()
 }
 
 /// Applies `f` to every value of `v` inside the dispatch, so that the compiler may vectorise
