@@ -473,6 +473,23 @@ pub fn consumer_config(config: &Config, name: &str) -> ClientConfig {
     c
 }
 
+/// The configuration of a group's coverage watch consumer ([`crate::coverage::CoverageWatch`]):
+/// a member of no group (it never subscribes) that reads group `group`'s description and
+/// committed offsets; `name` (apply, views, vectors) names it `kledger-<name>-coverage`.
+pub fn coverage_config(config: &Config, name: &str, group: &str) -> ClientConfig {
+    let mut c = client_config(config);
+    for (k, v) in &config.kafka.consumer_properties {
+        if !matches!(k.as_str(), "group.id" | "group.instance.id" | "client.id") {
+            c.set(k, v);
+        }
+    }
+    c.set("client.id", format!("kledger-{name}-coverage"))
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("enable.auto.offset.store", "false");
+    c
+}
+
 /// A group consumer's `fetch.wait.max.ms` (`kafka.consumer_properties` may set another).
 pub const FETCH_WAIT_MS: &str = "500";
 /// A to-the-end reader's `fetch.wait.max.ms`.

@@ -20,12 +20,24 @@
 //! generation with a fresh assignment; rejoins back off. A member that died is listed by the
 //! coordinator, with its partitions, until its session times out: the coordinator then starts
 //! a new generation (the vendored broker does so while the group is idle too), so a dead
-//! member's partitions move within the session timeout. This module holds no Kafka loop: its
-//! owner calls [`Coverage::check`] and acts on the answer.
+//! member's partitions move within the session timeout.
+//!
+//! A check is a few broker round trips (DescribeGroups, and for partitions owned elsewhere
+//! their committed offsets and ends), which took 0.5–1 s on a busy embedded broker: on its
+//! owner's loop that was a stall every [`CHECK_EVERY`] for the processor and every sink under
+//! load (the demo's vector sink lost a fifth of its time to it). So checks run on a thread of
+//! their own with a client of their own ([`CoverageWatch`]): the owner tells it which
+//! partitions it reads and takes its verdicts (the partitions unowned, whether to rejoin),
+//! and acts on them itself.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
+use anyhow::Context;
+use rdkafka::ClientContext;
+use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::{Offset, TopicPartitionList};
 
@@ -42,6 +54,8 @@ pub const STALE_AFTER: Duration = Duration::from_secs(9);
 const REJOIN_BACKOFF: Backoff = Backoff::from_millis(15_000, 300_000);
 /// Timeout of the offset, watermark and group reads of one check.
 const READ_TIMEOUT: Duration = Duration::from_secs(2);
+/// How often a watch thread looks at its stop flag and whether a check is due.
+const WATCH_TICK: Duration = Duration::from_millis(100);
 
 /// One consumer group's coverage, checked from its owner's loop.
 #[derive(Debug)]
@@ -235,6 +249,95 @@ impl Coverage {
         self.flagged.extend(now);
         self.unowned = unowned;
     }
+}
+
+/// A [`Coverage`] checked on a thread of its own, with a consumer of its own in the same group
+/// that never subscribes (it only describes the group and reads committed offsets and
+/// watermarks), so a check's broker round trips never hold up the owner's loop. The owner
+/// says which partitions it reads ([`CoverageWatch::set_mine`], from its first assignment on:
+/// no check runs before), takes the verdicts ([`CoverageWatch::unowned`],
+/// [`CoverageWatch::take_rejoin`]) and rejoins itself. Dropping the watch stops its thread
+/// after the check in progress, if any.
+#[derive(Debug)]
+pub struct CoverageWatch {
+    shared: Arc<Watched>,
+}
+
+#[derive(Debug, Default)]
+struct Watched {
+    /// The partitions the owner reads; `None` until its first assignment.
+    mine: Mutex<Option<BTreeSet<i32>>>,
+    unowned: Mutex<Vec<i32>>,
+    rejoin: AtomicBool,
+    stop: AtomicBool,
+}
+
+/// The watch consumer's context: its errors are the owner's too (the same brokers), which
+/// reports them; here they are debug lines.
+struct WatchContext(&'static str);
+
+impl ClientContext for WatchContext {
+    fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
+        tracing::debug!(consumer = self.0, error = %error, reason, "coverage watch client");
+    }
+}
+
+impl ConsumerContext for WatchContext {}
+
+impl CoverageWatch {
+    /// Starts checking `coverage` with a consumer of `client` (the group's `group.id`, not
+    /// subscribed).
+    pub fn start(client: &ClientConfig, mut coverage: Coverage) -> anyhow::Result<Self> {
+        let name = coverage.consumer_name;
+        let consumer: BaseConsumer<WatchContext> =
+            client
+                .create_with_context(WatchContext(name))
+                .with_context(|| format!("{name}: coverage watch consumer"))?;
+        let shared = Arc::new(Watched::default());
+        let watched = shared.clone();
+        std::thread::Builder::new()
+            .name(format!("kledger-cover-{name}"))
+            .spawn(move || {
+                while !watched.stop.load(Ordering::Acquire) {
+                    let mine = lock(&watched.mine).clone();
+                    if let Some(mine) = mine {
+                        if coverage.check(&consumer, &mine, Instant::now()) {
+                            watched.rejoin.store(true, Ordering::Release);
+                        }
+                        lock(&watched.unowned).clone_from(&coverage.unowned);
+                    }
+                    std::thread::sleep(WATCH_TICK);
+                }
+            })
+            .with_context(|| format!("{name}: coverage watch thread"))?;
+        Ok(Self { shared })
+    }
+
+    /// The partitions the owner reads now (its assignment); checks start with the first.
+    pub fn set_mine(&self, mine: BTreeSet<i32>) {
+        *lock(&self.shared.mine) = Some(mine);
+    }
+
+    /// The partitions last found unowned (empty: none).
+    pub fn unowned(&self) -> Vec<i32> {
+        lock(&self.shared.unowned).clone()
+    }
+
+    /// Whether a check said to leave and join the group again since the last call.
+    pub fn take_rejoin(&self) -> bool {
+        self.shared.rejoin.swap(false, Ordering::AcqRel)
+    }
+}
+
+impl Drop for CoverageWatch {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::Release);
+    }
+}
+
+/// A lock whose holder cannot leave its data half-written (plain values are replaced whole).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// The partitions of `topic` that group `group`'s members are assigned, as its coordinator

@@ -75,9 +75,16 @@ fn intents(set: &Set, n: usize) -> String {
 
 /// The sum of a metric's samples (every label set).
 fn metric(text: &str, name: &str) -> f64 {
+    metric_of(text, name, "")
+}
+
+/// The sum of a metric's series whose labels contain `label` (`sink="vectors"`).
+fn metric_of(text: &str, name: &str, label: &str) -> f64 {
     text.lines()
         .filter(|l| {
-            l.starts_with(name) && matches!(l.as_bytes().get(name.len()), Some(b'{' | b' '))
+            l.starts_with(name)
+                && matches!(l.as_bytes().get(name.len()), Some(b'{' | b' '))
+                && l.contains(label)
         })
         .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()
@@ -121,6 +128,8 @@ struct Run {
     decided_s: f64,
     searchable_s: f64,
     embed_s: f64,
+    sink_s: f64,
+    first_s: f64,
     cpu_s: f64,
     search_ms: Vec<f64>,
 }
@@ -165,7 +174,7 @@ fn run(set: &Set, n: usize, searches: usize) -> Run {
     let started = Instant::now();
     let child = spawn_demo(bin, &env, dir.path(), &file);
     let pid = child.id();
-    let (mut ready_s, mut decided_s) = (None, None);
+    let (mut ready_s, mut decided_s, mut first_s) = (None, None, None);
     let deadline = started + Duration::from_secs(900);
     let metrics = loop {
         assert!(Instant::now() < deadline, "not searchable in 900 s");
@@ -176,7 +185,11 @@ fn run(set: &Set, n: usize, searches: usize) -> Run {
             if decided_s.is_none() && metric(&text, "kledger_intents_total") >= n as f64 {
                 decided_s = Some(started.elapsed().as_secs_f64());
             }
-            if metric(&text, "kledger_vector_points_total") >= n as f64 {
+            let points = metric(&text, "kledger_vector_points_total");
+            if first_s.is_none() && points > 0.0 {
+                first_s = Some(started.elapsed().as_secs_f64());
+            }
+            if points >= n as f64 {
                 break text;
             }
         }
@@ -200,12 +213,22 @@ fn run(set: &Set, n: usize, searches: usize) -> Run {
         assert_eq!(status, 200, "{answer}");
     }
     stop(child);
+    // `DEMO_LOG=FILE` keeps the last run's log (the tempdir goes with the run).
+    if let Some(keep) = std::env::var_os("DEMO_LOG") {
+        let _ = std::fs::copy(dir.path().join("kledger.log"), keep);
+    }
     Run {
         rows_per_s: n as f64 / searchable_s,
         ready_s: ready_s.unwrap_or(f64::NAN),
         decided_s: decided_s.unwrap_or(f64::NAN),
         searchable_s,
         embed_s: metric(&metrics, "kledger_embed_seconds_sum"),
+        sink_s: metric_of(
+            &metrics,
+            "kledger_sink_write_seconds_sum",
+            "sink=\"vectors\"",
+        ),
+        first_s: first_s.unwrap_or(f64::NAN),
         cpu_s,
         search_ms,
     }
@@ -260,13 +283,15 @@ fn main() {
         for i in 0..runs {
             let r = run(&set, n, 0);
             println!(
-                "{} ({words:.1} words a row), {n} rows, run {}: searchable after {:.1} s = {:.0} rows/s (ready {:.1} s, all decided {:.1} s; embedding {:.1} s of model time; {:.1} s CPU, {:.2} cores)",
+                "{} ({words:.1} words a row), {n} rows, run {}: searchable after {:.1} s = {:.0} rows/s (ready {:.1} s, first row searchable {:.1} s, all decided {:.1} s; the vector sink busy {:.1} s, {:.1} s of it embedding; {:.1} s CPU, {:.2} cores)",
                 corpus.name(),
                 i + 1,
                 r.searchable_s,
                 r.rows_per_s,
                 r.ready_s,
+                r.first_s,
                 r.decided_s,
+                r.sink_s,
                 r.embed_s,
                 r.cpu_s,
                 r.cpu_s / r.searchable_s

@@ -41,9 +41,9 @@ use self::outlet::Outlet;
 use self::restore::Restores;
 use crate::context::AppContext;
 use crate::records::delivery;
-use kledger_kafka::clients::{EventContext, RebalanceEvent, consumer_config};
+use kledger_kafka::clients::{EventContext, RebalanceEvent, consumer_config, coverage_config};
 use kledger_kafka::codec::Codec;
-use kledger_kafka::coverage::Coverage;
+use kledger_kafka::coverage::{Coverage, CoverageWatch};
 use kledger_kafka::reader::PartitionReader;
 use kledger_kafka::topics::Topics;
 use kledger_runtime::config::{Config, DeliveryMode};
@@ -95,8 +95,8 @@ pub struct Processor {
     // Membership and restore.
     membership: Membership,
     restores: Restores,
-    /// Whether the group owns every intents partition.
-    coverage: Coverage,
+    /// Whether the group owns every intents partition (checked on its own thread).
+    coverage: CoverageWatch,
     // The batch stages.
     /// The decision's bounds, with the ledger's secret.
     limits: kledger_processors::Limits,
@@ -138,7 +138,10 @@ impl Processor {
         let topics = Arc::new(config.topics());
         let (ev_tx, events) = channel();
         let cc = consumer_config(&config, "apply");
-        let coverage = Coverage::new("apply", &config.kafka.group_id, &topics.intents, partitions);
+        let coverage = CoverageWatch::start(
+            &coverage_config(&config, "apply", &config.kafka.group_id),
+            Coverage::new("apply", &config.kafka.group_id, &topics.intents, partitions),
+        )?;
         let context = EventContext::new(ev_tx, topics.intents.clone());
         let reach = context.reach();
         let consumer: BaseConsumer<EventContext> =
@@ -193,13 +196,9 @@ impl Processor {
         if !self.status.joined() {
             return Ok(());
         }
-        let rejoin = self.coverage.check(
-            self.reader.consumer(),
-            &self.membership.held(),
-            Instant::now(),
-        );
-        self.status.set_unowned(self.coverage.unowned().to_vec());
-        if rejoin {
+        self.coverage.set_mine(self.membership.held());
+        self.status.set_unowned(self.coverage.unowned());
+        if self.coverage.take_rejoin() {
             self.settle(in_flight)?;
             tracing::warn!(unowned = ?self.coverage.unowned(), "leaving and joining the group again");
             self.reader.rejoin()?;

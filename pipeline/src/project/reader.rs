@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::mpsc::{Receiver, channel};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use anyhow::Context;
 use kledger_schemas::Commit;
@@ -19,10 +19,11 @@ use super::{OutboxCommit, Outputs};
 use crate::records::delivery::{Deliveries, await_delivery, send};
 use crate::records::{Outgoing, dead_letter};
 use kledger_kafka::clients::{
-    DeliveryContext, EventContext, Reach, RebalanceEvent, consumer_config, producer_config,
+    DeliveryContext, EventContext, Reach, RebalanceEvent, consumer_config, coverage_config,
+    producer_config,
 };
 use kledger_kafka::codec::Codec;
-use kledger_kafka::coverage::Coverage;
+use kledger_kafka::coverage::{Coverage, CoverageWatch};
 use kledger_kafka::reader::{BatchBounds, PartitionReader};
 use kledger_kafka::topics::Topics;
 use kledger_runtime::config::Config;
@@ -47,8 +48,8 @@ pub struct OutboxReader {
     joined: bool,
     /// The record budget (dead letters carry at most this much of a record).
     record_bytes_max: usize,
-    /// Whether the sink's group owns every outbox partition.
-    coverage: Coverage,
+    /// Whether the sink's group owns every outbox partition (checked on its own thread).
+    coverage: CoverageWatch,
     /// Whether the consumer reached a broker at its last statistics report.
     reach: Arc<Reach>,
 }
@@ -81,7 +82,10 @@ impl OutboxReader {
         cc.set("group.id", &group)
             // End-of-partition reports tell when the sink has caught up (readiness).
             .set("enable.partition.eof", "true");
-        let coverage = Coverage::new(sink, &group, &topics.outbox, config.kafka.partitions);
+        let coverage = CoverageWatch::start(
+            &coverage_config(config, sink, &group),
+            Coverage::new(sink, &group, &topics.outbox, config.kafka.partitions),
+        )?;
         let context = EventContext::for_sink(ev_tx, topics.outbox.clone(), sink);
         let reach = context.reach();
         let consumer: BaseConsumer<EventContext> = cc
@@ -145,10 +149,8 @@ impl OutboxReader {
         }
         if self.joined {
             let mine: BTreeSet<i32> = self.reader.reading().collect();
-            if self
-                .coverage
-                .check(self.reader.consumer(), &mine, Instant::now())
-            {
+            self.coverage.set_mine(mine);
+            if self.coverage.take_rejoin() {
                 tracing::warn!(sink = self.sink, unowned = ?self.coverage.unowned(), "leaving and joining the sink's group again");
                 self.reader.rejoin()?;
             }
@@ -236,7 +238,7 @@ impl OutboxReader {
     }
 
     /// Partitions of the outbox owned by no member of the sink's group (empty: none).
-    pub fn unowned(&self) -> &[i32] {
+    pub fn unowned(&self) -> Vec<i32> {
         self.coverage.unowned()
     }
 
