@@ -304,7 +304,7 @@ impl CoverageWatch {
                         if coverage.check(&consumer, &mine, Instant::now()) {
                             watched.rejoin.store(true, Ordering::Release);
                         }
-                        lock(&watched.unowned).clone_from(&coverage.unowned);
+                        *lock(&watched.unowned) = coverage.unowned().to_vec();
                     }
                     std::thread::sleep(WATCH_TICK);
                 }

@@ -52,7 +52,7 @@ impl Packed {
         let m = x.len() / self.inp.max(1);
         assert_eq!(x.len(), m * self.inp, "x of whole rows");
         assert_eq!(y.len(), m * self.out, "y of the same rows");
-        Arch::new().dispatch(Product { w: self, x, y, m });
+        dispatch(Product { w: self, x, y, m });
     }
 
     /// The same product without vectors, one multiply-add at a time (the reference the tests
@@ -285,7 +285,7 @@ pub(super) fn map_in_place(v: &mut [f32], f: impl Fn(f32) -> f32) {
             v.iter_mut().for_each(|v| *v = f(*v));
         }
     }
-    Arch::new().dispatch(Map(v, f));
+    dispatch(Map(v, f));
 }
 
 #[cfg(test)]
