@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use kledger_retrieval::model::{SEQ_TOKENS_MAX, SentenceModel};
+use kledger_retrieval::model::{Precision, SEQ_TOKENS_MAX, SentenceModel};
 use serde::Deserialize;
 
 fn model_dir() -> PathBuf {
@@ -147,6 +147,39 @@ fn vectors_are_the_reference_vectors_and_paraphrases_rank_above_unrelated_rows()
             "{q:?}: {right:?} should rank above {wrong:?}"
         );
     }
+}
+
+/// The int8 products (the default `vectors.embedder.precision`): every golden vector within
+/// 1% of the reference's (cosine; on this set they are within about 0.5%), the paraphrase still
+/// first, and a text's vector the same bits alone as in a batch.
+#[test]
+fn int8_vectors_stay_close_to_the_reference_and_do_not_depend_on_the_batch() {
+    let golden: Vec<Golden> =
+        serde_json::from_str(include_str!("golden/minilm_vectors.json")).unwrap();
+    let m = SentenceModel::load_with(
+        &read("model.safetensors"),
+        &String::from_utf8(read("vocab.txt")).unwrap(),
+        &String::from_utf8(read("config.json")).unwrap(),
+        Precision::Int8,
+    )
+    .unwrap();
+    let texts: Vec<&str> = golden.iter().map(|g| g.text.as_str()).collect();
+    let batch = m.embed(&texts);
+    let mut worst = 1f32;
+    for (g, v) in golden.iter().zip(&batch) {
+        worst = worst.min(cos(v, &g.vector));
+        let one = m.embed(&[g.text.as_str()]).pop().unwrap();
+        assert_eq!(&one, v, "{:?}: alone and in a batch", g.text);
+        assert!((cos(v, v) - 1.0).abs() < 1e-5);
+    }
+    assert!(worst > 0.99, "worst cosine with the reference: {worst}");
+    assert!(worst < 1.0 - 1e-5, "int8 products differ from f32 ones");
+    let v = m.embed(&[
+        "where does she live",
+        "Lives in Porto",
+        "Works at Acme as a data engineer",
+    ]);
+    assert!(cos(&v[0], &v[1]) > cos(&v[0], &v[2]));
 }
 
 #[test]

@@ -304,7 +304,7 @@ impl Embedders {
 /// credentials, model files): the part of `vectors.embedder` a generation records. Threads,
 /// caches, timeouts and keys are not part of it.
 fn embedding_space(c: &kledger_runtime::config::EmbedderConfig) -> serde_json::Value {
-    serde_json::json!({
+    let mut space = serde_json::json!({
         "kind": c.kind,
         "dim": c.dim,
         "model": c.model,
@@ -312,7 +312,23 @@ fn embedding_space(c: &kledger_runtime::config::EmbedderConfig) -> serde_json::V
         "model_dir": c.model_dir,
         "sha256": c.sha256,
         "text": kledger_processors::index_text::VERSION,
-    })
+    });
+    // The products' precision is the local model's alone (another kind's space has none).
+    if c.kind == kledger_runtime::config::EmbedderKind::Local {
+        space["precision"] = serde_json::json!(c.precision);
+    }
+    space
+}
+
+/// A generation's recorded embedding space as today's [`embedding_space`] writes it: a local
+/// model's recorded before `precision` was (2026-12-06) computed in f32.
+fn recorded_space(mut stored: serde_json::Value) -> serde_json::Value {
+    if stored["kind"] == "local"
+        && let Some(o) = stored.as_object_mut()
+    {
+        o.entry("precision").or_insert_with(|| "f32".into());
+    }
+    stored
 }
 
 /// The configuration of the embedder of the vector generation in `dir`
@@ -326,8 +342,10 @@ fn generation_embedder_config(
     let wanted = embedding_space(configured);
     let config = match std::fs::read_to_string(&file) {
         Ok(text) => {
-            let stored: serde_json::Value = serde_json::from_str(&text)
-                .with_context(|| format!("{} is not JSON", file.display()))?;
+            let stored: serde_json::Value = recorded_space(
+                serde_json::from_str(&text)
+                    .with_context(|| format!("{} is not JSON", file.display()))?,
+            );
             if stored == wanted {
                 configured.clone()
             } else {
@@ -399,4 +417,53 @@ pub fn embedder_from_config(
             Box::new(embedder::HashingEmbedder::new(config.dim))
         }
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use kledger_runtime::config::{EmbedderConfig, EmbedderKind, EmbedderPrecision};
+
+    fn generation(file: Option<serde_json::Value>) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        if let Some(v) = file {
+            std::fs::write(dir.path().join(EMBEDDER_FILE), v.to_string()).unwrap();
+        }
+        dir
+    }
+
+    #[test]
+    fn a_generation_keeps_the_precision_it_was_embedded_in() {
+        let configured = EmbedderConfig::default();
+        assert_eq!(configured.precision, EmbedderPrecision::Int8);
+        // A new generation records the configured precision.
+        let dir = generation(None);
+        let got = generation_embedder_config(dir.path(), &configured).unwrap();
+        assert_eq!(got.precision, EmbedderPrecision::Int8);
+        let recorded: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.path().join(EMBEDDER_FILE)).unwrap())
+                .unwrap();
+        assert_eq!(recorded["precision"], "int8");
+        // A local model's generation recorded before the setting existed was embedded in f32
+        // and stays so; one recorded in f32 likewise.
+        let mut before = embedding_space(&configured);
+        before.as_object_mut().unwrap().remove("precision");
+        for file in [before.clone(), {
+            let mut v = before.clone();
+            v["precision"] = "f32".into();
+            v
+        }] {
+            let dir = generation(Some(file));
+            let got = generation_embedder_config(dir.path(), &configured).unwrap();
+            assert_eq!(got.precision, EmbedderPrecision::F32);
+        }
+        // Another kind's space has no precision: a generation recorded before is still it.
+        let hash = EmbedderConfig {
+            kind: EmbedderKind::Hash,
+            ..EmbedderConfig::default()
+        };
+        assert!(embedding_space(&hash).get("precision").is_none());
+        let dir = generation(Some(embedding_space(&hash)));
+        assert_eq!(generation_embedder_config(dir.path(), &hash).unwrap(), hash);
+    }
 }

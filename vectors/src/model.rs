@@ -12,12 +12,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use kledger_retrieval::model::SentenceModel;
+use kledger_retrieval::model::{Precision, SentenceModel};
 use sha2::{Digest, Sha256};
 
 use super::VectorError;
 use super::embedder::Embedder;
-use kledger_runtime::config::EmbedderConfig;
+use kledger_runtime::config::{EmbedderConfig, EmbedderPrecision};
 
 /// The default model's id in payloads (`embedding.model`) and logs.
 pub const DEFAULT_MODEL_ID: &str = "sentence-transformers/all-MiniLM-L6-v2";
@@ -77,6 +77,7 @@ fn read_checked(dir: &Path, name: &str, expected: &str) -> Result<Vec<u8>, Model
 pub struct SentenceEmbedder {
     model: Arc<SentenceModel>,
     id: String,
+    precision: EmbedderPrecision,
     threads: usize,
     queries: quick_cache::sync::Cache<String, Arc<Vec<f32>>>,
 }
@@ -86,6 +87,7 @@ impl std::fmt::Debug for SentenceEmbedder {
         f.debug_struct("SentenceEmbedder")
             .field("id", &self.id)
             .field("dim", &self.model.dim())
+            .field("precision", &self.precision)
             .field("threads", &self.threads)
             .finish_non_exhaustive()
     }
@@ -113,8 +115,22 @@ impl SentenceEmbedder {
             String::from_utf8(read_checked(&dir, name, &pinned(name))?)
                 .map_err(|_| ModelFilesError(format!("{}: not UTF-8", dir.join(name).display())))
         };
-        let model = SentenceModel::load(&weights, &text("vocab.txt")?, &text("config.json")?)
-            .map_err(|e| ModelFilesError(format!("{}: {e}", dir.display())))?;
+        let precision = match config.precision {
+            EmbedderPrecision::F32 => Precision::F32,
+            EmbedderPrecision::Int8 => Precision::Int8,
+        };
+        if precision == Precision::Int8 && !kledger_retrieval::model::int8_kernel() {
+            tracing::warn!(
+                "this CPU has no AVX-512 VNNI: the local model's int8 products run without it, slower than f32 here (the vectors are the same); vectors.embedder.precision = \"f32\" is faster on this CPU but another embedding space"
+            );
+        }
+        let model = SentenceModel::load_with(
+            &weights,
+            &text("vocab.txt")?,
+            &text("config.json")?,
+            precision,
+        )
+        .map_err(|e| ModelFilesError(format!("{}: {e}", dir.display())))?;
         let threads = match config.threads {
             0 => std::thread::available_parallelism().map_or(1, usize::from),
             n => n,
@@ -126,6 +142,7 @@ impl SentenceEmbedder {
             } else {
                 config.model.clone()
             },
+            precision: config.precision,
             threads: threads.clamp(1, 64),
             queries: quick_cache::sync::Cache::new(config.query_cache_entries.max(1)),
         })

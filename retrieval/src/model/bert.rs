@@ -1,4 +1,4 @@
-//! The BERT encoder's forward pass on the CPU (f32), as Hugging Face's `BertModel` computes it
+//! The BERT encoder's forward pass on the CPU (f32; the linear layers' products in f32 or int8), as Hugging Face's `BertModel` computes it
 //! for sentence embeddings: word + position + token-type embeddings and a LayerNorm, then per
 //! layer self-attention and a GELU (erf) feed-forward block, each added back and normalised
 //! (post-LN). Sequences of a batch are not padded: every linear layer is one matrix product
@@ -6,10 +6,11 @@
 
 use ndarray::Array2;
 
-use super::ModelError;
+use super::{ModelError, Precision};
 use pulp::{Simd, WithSimd};
 
 use super::gemm::{Packed, combine, dispatch, lanes, map_in_place, moments};
+use super::int8::Quantized;
 use super::safetensors::Tensors;
 
 /// The encoder's shape (a `config.json`'s fields).
@@ -32,15 +33,28 @@ pub struct Shape {
 /// LayerNorm's epsilon in BERT.
 const LN_EPS: f32 = 1e-12;
 
+/// A linear layer's weights, in the precision its products run in.
+#[derive(Debug)]
+enum Weights {
+    F32(Packed),
+    Int8(Quantized),
+}
+
 #[derive(Debug)]
 struct Linear {
-    w: Packed,
+    w: Weights,
     b: Vec<f32>,
 }
 
 impl Linear {
-    fn load(t: &Tensors<'_>, name: &str, out: usize, inp: usize) -> Result<Self, ModelError> {
-        Self::stacked(t, &[name], out, inp)
+    fn load(
+        t: &Tensors<'_>,
+        name: &str,
+        out: usize,
+        inp: usize,
+        precision: Precision,
+    ) -> Result<Self, ModelError> {
+        Self::stacked(t, &[name], out, inp, precision)
     }
 
     /// Layers of the same input stacked into one product (query, key and value: `[3h, h]`).
@@ -49,6 +63,7 @@ impl Linear {
         names: &[impl AsRef<str>],
         out: usize,
         inp: usize,
+        precision: Precision,
     ) -> Result<Self, ModelError> {
         let (mut w, mut b) = (Vec::new(), Vec::new());
         for name in names {
@@ -56,24 +71,30 @@ impl Linear {
             w.extend(t.matrix(&format!("{name}.weight"), out, inp)?.iter());
             b.extend(t.vector(&format!("{name}.bias"), out)?);
         }
-        Ok(Self {
-            w: Packed::new(&w, names.len() * out, inp),
-            b,
-        })
+        let out = names.len() * out;
+        let w = match precision {
+            Precision::F32 => Weights::F32(Packed::new(&w, out, inp)),
+            Precision::Int8 => Weights::Int8(Quantized::new(&w, out, inp)),
+        };
+        Ok(Self { w, b })
     }
 
     /// `x · wᵀ + b`.
     fn forward(&self, x: &Array2<f32>) -> Array2<f32> {
-        let mut y = Array2::<f32>::zeros((x.nrows(), self.w.out()));
+        let mut y = Array2::<f32>::zeros((x.nrows(), self.b.len()));
         for mut row in y.rows_mut() {
             row.as_slice_mut()
                 .expect("standard layout")
                 .copy_from_slice(&self.b);
         }
-        self.w.mul_add(
+        let (x, out) = (
             x.as_slice().expect("standard layout"),
             y.as_slice_mut().expect("standard layout"),
         );
+        match &self.w {
+            Weights::F32(w) => w.mul_add(x, out),
+            Weights::Int8(w) => w.mul_add(x, out),
+        }
         y
     }
 }
@@ -140,8 +161,8 @@ pub struct Bert {
 
 impl Bert {
     /// The encoder of `shape` from a safetensors file's tensors (Hugging Face `BertModel`
-    /// names, with or without the `bert.` prefix).
-    pub fn load(shape: Shape, t: &Tensors<'_>) -> Result<Self, ModelError> {
+    /// names, with or without the `bert.` prefix), its linear layers' products in `precision`.
+    pub fn load(shape: Shape, t: &Tensors<'_>, precision: Precision) -> Result<Self, ModelError> {
         let h = shape.hidden_size;
         if shape.num_attention_heads == 0 || !h.is_multiple_of(shape.num_attention_heads) {
             return Err(ModelError::Shape(format!(
@@ -158,13 +179,16 @@ impl Bert {
                 &["query", "key", "value"].map(|w| format!("{p}.attention.self.{w}")),
                 h,
                 h,
+                precision,
             )?;
+            let linear =
+                |name: &str, out, inp| Linear::load(t, &format!("{p}.{name}"), out, inp, precision);
             layers.push(Layer {
                 qkv,
-                out: Linear::load(t, &format!("{p}.attention.output.dense"), h, h)?,
+                out: linear("attention.output.dense", h, h)?,
                 ln1: LayerNorm::load(t, &format!("{p}.attention.output.LayerNorm"), h)?,
-                up: Linear::load(t, &format!("{p}.intermediate.dense"), i, h)?,
-                down: Linear::load(t, &format!("{p}.output.dense"), h, i)?,
+                up: linear("intermediate.dense", i, h)?,
+                down: linear("output.dense", h, i)?,
                 ln2: LayerNorm::load(t, &format!("{p}.output.LayerNorm"), h)?,
             });
         }
@@ -312,7 +336,7 @@ impl WithSimd for Attend<'_> {
                     scores.clear();
                     scores.resize(wide, 0.0);
                     combine(simd, &query, |c| &keys[c * wide..], &mut scores);
-                    softmax(&mut scores[..len]);
+                    softmax(simd, &mut scores[..len]);
                     let at = (start + i) * h + head * d;
                     combine(
                         simd,
@@ -327,12 +351,27 @@ impl WithSimd for Attend<'_> {
     }
 }
 
+/// `v` in place of its softmax, the maximum and the sum in vector lanes (a scalar fold of
+/// either is a chain of dependent steps).
 #[inline(always)]
-fn softmax(v: &mut [f32]) {
-    let max = v.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+fn softmax<S: Simd>(simd: S, v: &mut [f32]) {
+    let (head, tail) = S::as_simd_f32s(v);
+    let mut lanes = simd.splat_f32s(f32::NEG_INFINITY);
+    for x in head {
+        lanes = simd.max_f32s(lanes, *x);
+    }
+    let max = tail
+        .iter()
+        .fold(simd.reduce_max_f32s(lanes), |m, a| m.max(*a));
     v.iter_mut().for_each(|a| *a = exp(*a - max));
-    let sum: f32 = v.iter().sum();
-    v.iter_mut().for_each(|a| *a /= sum);
+    let (head, tail) = S::as_simd_f32s(v);
+    let mut lanes = simd.splat_f32s(0.0);
+    for x in head {
+        lanes = simd.add_f32s(lanes, *x);
+    }
+    let sum = tail.iter().fold(simd.reduce_sum_f32s(lanes), |s, a| s + a);
+    let inv = 1.0 / sum;
+    v.iter_mut().for_each(|a| *a *= inv);
 }
 
 /// `eˣ` for `x ≤ 0` in single precision without a branch or a call, so that a loop of it

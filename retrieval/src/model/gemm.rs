@@ -42,11 +42,6 @@ impl Packed {
         Self { out, inp, panels }
     }
 
-    /// Outputs (rows of the unpacked weights).
-    pub(super) fn out(&self) -> usize {
-        self.out
-    }
-
     /// `y += x · wᵀ`: `x` holds `m` rows of `inp` values, `y` the same `m` rows of `out`.
     pub(super) fn mul_add(&self, x: &[f32], y: &mut [f32]) {
         let m = x.len() / self.inp.max(1);

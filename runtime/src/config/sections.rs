@@ -164,6 +164,18 @@ pub enum EmbedderKind {
     Http,
 }
 
+/// What the local model's matrix products compute in (`vectors.embedder.precision`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EmbedderPrecision {
+    /// Single-precision floats: the reference implementation's vectors, to float rounding.
+    F32,
+    /// Eight-bit integers, dynamically quantised: about three times as fast with AVX-512 VNNI,
+    /// vectors within about 0.5% of f32's (cosine), and the same on every CPU.
+    #[default]
+    Int8,
+}
+
 /// The bounds of a consumer's batches, the same for the processor and each sink
 /// (`processor.batch`, `views.batch`, `vectors.batch`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -270,6 +282,8 @@ pub struct EmbedderConfig {
     /// Expected SHA-256 of the local model's files by name (`local`); a file not named here
     /// must be the default model's.
     pub sha256: std::collections::BTreeMap<String, String>,
+    /// What the matrix products compute in (`local`).
+    pub precision: EmbedderPrecision,
     /// Threads a batch of rows is embedded on (`local`; 0: the cores available).
     pub threads: usize,
     /// Query embeddings kept (`local`).
@@ -289,6 +303,7 @@ impl Default for EmbedderConfig {
             attempts_max: 4,
             model_dir: PathBuf::from("~/.cache/kledger/models/all-minilm-l6-v2"),
             sha256: std::collections::BTreeMap::new(),
+            precision: EmbedderPrecision::Int8,
             threads: 0,
             query_cache_entries: 1_024,
         }
