@@ -3,7 +3,7 @@
 //! text has it) with the products in f32 and in int8, the median of five runs each, and how
 //! close the int8 vectors are to the f32 ones (cosine).
 //!
-//! `cargo bench -p kledger-retrieval --bench model` (reads the model the test command
+//! `cargo bench -p kledger-retrieval --bench model [-- f32|int8]` (reads the model the test command
 //! installs: `KLEDGER_VECTORS__EMBEDDER__MODEL_DIR` or `~/.cache/kledger/models/...`).
 
 use std::path::PathBuf;
@@ -51,8 +51,18 @@ fn main() {
     );
     let mut vectors = Vec::new();
     let mut speeds = Vec::new();
+    // `-- f32` or `-- int8` runs that precision alone.
+    let only: Option<String> = std::env::args().skip(1).find(|a| !a.starts_with('-'));
     for precision in [Precision::F32, Precision::Int8] {
+        if only
+            .as_deref()
+            .is_some_and(|o| !format!("{precision:?}").eq_ignore_ascii_case(o))
+        {
+            continue;
+        }
+        let loading = Instant::now();
         let m = SentenceModel::load_with(&weights, &vocab, &config, precision).expect("model");
+        let load_ms = loading.elapsed().as_secs_f64() * 1e3;
         let _ = m.embed(&texts[..100]);
         let mut runs: Vec<f64> = (0..RUNS)
             .map(|_| {
@@ -64,11 +74,14 @@ fn main() {
         runs.sort_by(f64::total_cmp);
         let median = runs[RUNS / 2];
         println!(
-            "{precision:?}: {median:.0} rows/s (median of {RUNS}; {:.0}..{:.0})",
+            "{precision:?}: {median:.0} rows/s (median of {RUNS}; {:.0}..{:.0}); loaded in {load_ms:.0} ms",
             runs[0],
             runs[RUNS - 1]
         );
         speeds.push(median);
+    }
+    if speeds.len() < 2 {
+        return;
     }
     println!("int8 / f32: {:.2}x", speeds[1] / speeds[0]);
     let (f32s, int8s) = (&vectors[0], &vectors[RUNS]);

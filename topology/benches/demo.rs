@@ -175,6 +175,9 @@ fn run(set: &Set, n: usize, searches: usize) -> Run {
     let child = spawn_demo(bin, &env, dir.path(), &file);
     let pid = child.id();
     let (mut ready_s, mut decided_s, mut first_s) = (None, None, None);
+    // `DEMO_TRACE=1` prints the counters as they move (where a run's time goes).
+    let trace = std::env::var_os("DEMO_TRACE").is_some();
+    let mut seen = (0.0, 0.0, 0.0, 0.0);
     let deadline = started + Duration::from_secs(900);
     let metrics = loop {
         assert!(Instant::now() < deadline, "not searchable in 900 s");
@@ -186,6 +189,25 @@ fn run(set: &Set, n: usize, searches: usize) -> Run {
                 decided_s = Some(started.elapsed().as_secs_f64());
             }
             let points = metric(&text, "kledger_vector_points_total");
+            if trace {
+                let now = (
+                    metric(&text, "kledger_intents_total"),
+                    metric_of(&text, "kledger_sink_records_total", "sink=\"views\""),
+                    metric_of(&text, "kledger_sink_records_total", "sink=\"vectors\""),
+                    points,
+                );
+                if now != seen {
+                    println!(
+                        "  {:5.2} s: decided {}, views sink read {}, vector sink read {}, points {}",
+                        started.elapsed().as_secs_f64(),
+                        now.0,
+                        now.1,
+                        now.2,
+                        now.3
+                    );
+                    seen = now;
+                }
+            }
             if first_s.is_none() && points > 0.0 {
                 first_s = Some(started.elapsed().as_secs_f64());
             }

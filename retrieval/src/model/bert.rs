@@ -9,7 +9,7 @@ use ndarray::Array2;
 use super::{ModelError, Precision};
 use pulp::{Simd, WithSimd};
 
-use super::gemm::{Packed, combine, dispatch, lanes, map_in_place, moments};
+use super::gemm::{Packed, combine_rows, dispatch, lanes, map_in_place, moments};
 use super::int8::Quantized;
 use super::safetensors::Tensors;
 
@@ -81,12 +81,12 @@ impl Linear {
 
     /// `x · wᵀ + b`.
     fn forward(&self, x: &Array2<f32>) -> Array2<f32> {
-        let mut y = Array2::<f32>::zeros((x.nrows(), self.b.len()));
-        for mut row in y.rows_mut() {
-            row.as_slice_mut()
-                .expect("standard layout")
-                .copy_from_slice(&self.b);
+        // Every row starts as the bias (written once: no zeroing first).
+        let mut y = Vec::with_capacity(x.nrows() * self.b.len());
+        for _ in 0..x.nrows() {
+            y.extend_from_slice(&self.b);
         }
+        let mut y = Array2::from_shape_vec((x.nrows(), self.b.len()), y).expect("rows of the bias");
         let (x, out) = (
             x.as_slice().expect("standard layout"),
             y.as_slice_mut().expect("standard layout"),
@@ -330,24 +330,108 @@ impl WithSimd for Attend<'_> {
                         keys[c * wide + j] = *k;
                     }
                 }
-                for i in 0..len {
-                    query.clear();
-                    query.extend(row(i, 0, head).iter().map(|q| q * scale));
-                    scores.clear();
-                    scores.resize(wide, 0.0);
-                    combine(simd, &query, |c| &keys[c * wide..], &mut scores);
-                    softmax(simd, &mut scores[..len]);
-                    let at = (start + i) * h + head * d;
-                    combine(
-                        simd,
-                        &scores[..len],
-                        |j| row(j, 2, head),
-                        &mut ctx[at..at + d],
-                    );
+                let mut i = 0;
+                while i < len {
+                    let n = (len - i).min(QUERIES);
+                    let block = Block {
+                        qkv,
+                        h,
+                        d,
+                        head,
+                        start,
+                        len,
+                        wide,
+                        scale,
+                        keys: &keys,
+                    };
+                    match n {
+                        4.. => block.run::<S, 4>(simd, i, &mut scores, &mut query, ctx),
+                        3 => block.run::<S, 3>(simd, i, &mut scores, &mut query, ctx),
+                        2 => block.run::<S, 2>(simd, i, &mut scores, &mut query, ctx),
+                        _ => block.run::<S, 1>(simd, i, &mut scores, &mut query, ctx),
+                    }
+                    i += n;
                 }
             }
             start += len;
         }
+    }
+}
+
+/// Queries of a head attended together (their sums are independent chains; see
+/// [`combine_rows`]).
+const QUERIES: usize = 4;
+
+/// One head of one sequence: what a block of its queries needs.
+struct Block<'a> {
+    qkv: &'a [f32],
+    h: usize,
+    d: usize,
+    head: usize,
+    start: usize,
+    len: usize,
+    wide: usize,
+    scale: f32,
+    keys: &'a [f32],
+}
+
+impl Block<'_> {
+    /// Queries `i .. i + R`: their scores against every key (`scores`, R rows of `wide`),
+    /// softmax, and the weighted values into their rows of `ctx`.
+    #[inline(always)]
+    fn run<S: Simd, const R: usize>(
+        &self,
+        simd: S,
+        i: usize,
+        scores: &mut Vec<f32>,
+        query: &mut Vec<f32>,
+        ctx: &mut [f32],
+    ) {
+        let Block {
+            qkv,
+            h,
+            d,
+            head,
+            start,
+            len,
+            wide,
+            scale,
+            keys,
+        } = *self;
+        let row = |t: usize, which: usize| {
+            let at = (start + t) * 3 * h + which * h + head * d;
+            &qkv[at..at + d]
+        };
+        query.clear();
+        for r in 0..R {
+            query.extend(row(i + r, 0).iter().map(|q| q * scale));
+        }
+        scores.clear();
+        scores.resize(R * wide, 0.0);
+        let outs: [&mut [f32]; R] = scores
+            .get_disjoint_mut(std::array::from_fn(|r| r * wide..(r + 1) * wide))
+            .expect("disjoint rows");
+        combine_rows(
+            simd,
+            std::array::from_fn(|r| &query[r * d..(r + 1) * d]),
+            |c| &keys[c * wide..],
+            outs,
+        );
+        for r in 0..R {
+            softmax(simd, &mut scores[r * wide..r * wide + len]);
+        }
+        let outs: [&mut [f32]; R] = ctx
+            .get_disjoint_mut(std::array::from_fn(|r| {
+                let at = (start + i + r) * h + head * d;
+                at..at + d
+            }))
+            .expect("disjoint rows");
+        combine_rows(
+            simd,
+            std::array::from_fn(|r| &scores[r * wide..r * wide + len]),
+            |j| row(j, 2),
+            outs,
+        );
     }
 }
 

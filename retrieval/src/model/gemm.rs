@@ -194,52 +194,72 @@ pub(super) fn dispatch<Op: WithSimd>(op: Op) -> Op::Output {
     Arch::new().dispatch(op)
 }
 
-/// `out += Σₖ coeffs[k] · row(k)` (every row at least `out`'s length), the sums kept in
-/// registers a few vectors of `out` at a time and stored once.
+/// `outs[r] += Σₖ coeffs[r][k] · row(k)` for `R` outputs at once, each with its own
+/// coefficients over the same rows (every output the same length, every row at least that
+/// long), the sums kept in registers a few vectors at a time and stored once. The rows are read once for all `R`, and the `R` sums of each vector are chains
+/// of their own, so the multiply-adds overlap rather than wait on one another.
 #[inline(always)]
-pub(super) fn combine<'r, S: Simd>(
+pub(super) fn combine_rows<'r, S: Simd, const R: usize>(
     simd: S,
-    coeffs: &[f32],
+    coeffs: [&[f32]; R],
     row: impl Fn(usize) -> &'r [f32],
-    out: &mut [f32],
+    outs: [&mut [f32]; R],
 ) {
     let lanes = lanes::<S>();
-    let (whole, tail) = S::as_mut_simd_f32s(out);
-    let done = whole.len() * lanes;
-    for (t, tile) in whole.chunks_mut(4).enumerate() {
-        let from = t * 4 * lanes;
-        match tile.len() {
-            4 => combine_tile::<S, 4>(simd, coeffs, &row, from, tile),
-            3 => combine_tile::<S, 3>(simd, coeffs, &row, from, tile),
-            2 => combine_tile::<S, 2>(simd, coeffs, &row, from, tile),
-            _ => combine_tile::<S, 1>(simd, coeffs, &row, from, tile),
+    let width = outs.first().map_or(0, |o| o.len());
+    let whole = width / lanes;
+    let mut outs = outs;
+    let mut from = 0;
+    while from < whole {
+        let n = (whole - from).min(4);
+        match n {
+            4 => combine_rows_tile::<S, R, 4>(simd, coeffs, &row, from * lanes, &mut outs),
+            3 => combine_rows_tile::<S, R, 3>(simd, coeffs, &row, from * lanes, &mut outs),
+            2 => combine_rows_tile::<S, R, 2>(simd, coeffs, &row, from * lanes, &mut outs),
+            _ => combine_rows_tile::<S, R, 1>(simd, coeffs, &row, from * lanes, &mut outs),
         }
+        from += n;
     }
-    for (k, c) in coeffs.iter().enumerate() {
-        for (o, r) in tail.iter_mut().zip(&row(k)[done..]) {
-            *o = c.mul_add(*r, *o);
+    let done = whole * lanes;
+    for (out, coeffs) in outs.iter_mut().zip(coeffs) {
+        for (k, c) in coeffs.iter().enumerate() {
+            for (o, r) in out[done..].iter_mut().zip(&row(k)[done..width]) {
+                *o = c.mul_add(*r, *o);
+            }
         }
     }
 }
 
-/// [`combine`] of `N` vectors of `out`, from column `from` of the rows.
+/// [`combine_rows`] of `N` vectors of each output, from column `from`.
 #[inline(always)]
-fn combine_tile<'r, S: Simd, const N: usize>(
+// `k` indexes every output's coefficients in the one walk over the rows.
+#[allow(clippy::needless_range_loop)]
+fn combine_rows_tile<'r, S: Simd, const R: usize, const N: usize>(
     simd: S,
-    coeffs: &[f32],
+    coeffs: [&[f32]; R],
     row: &impl Fn(usize) -> &'r [f32],
     from: usize,
-    tile: &mut [S::f32s],
+    outs: &mut [&mut [f32]; R],
 ) {
-    let mut acc: [S::f32s; N] = std::array::from_fn(|v| tile[v]);
-    for (k, c) in coeffs.iter().enumerate() {
-        let a = simd.splat_f32s(*c);
-        let (r, _) = S::as_simd_f32s(&row(k)[from..]);
-        for v in 0..N {
-            acc[v] = simd.mul_add_e_f32s(a, r[v], acc[v]);
+    let lanes = lanes::<S>();
+    let mut acc: [[S::f32s; N]; R] = std::array::from_fn(|r| {
+        let (v, _) = S::as_simd_f32s(&outs[r][from..from + N * lanes]);
+        std::array::from_fn(|i| v[i])
+    });
+    let k = coeffs.iter().map(|c| c.len()).min().unwrap_or(0);
+    for k in 0..k {
+        let (x, _) = S::as_simd_f32s(&row(k)[from..from + N * lanes]);
+        for r in 0..R {
+            let a = simd.splat_f32s(coeffs[r][k]);
+            for v in 0..N {
+                acc[r][v] = simd.mul_add_e_f32s(a, x[v], acc[r][v]);
+            }
         }
     }
-    tile.copy_from_slice(&acc);
+    for (out, acc) in outs.iter_mut().zip(&acc) {
+        let (v, _) = S::as_mut_simd_f32s(&mut out[from..from + N * lanes]);
+        v.copy_from_slice(acc);
+    }
 }
 
 /// `Σ (v - shift)` and `Σ (v - shift)²` over `v`, in vector lanes.
