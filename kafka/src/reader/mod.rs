@@ -6,7 +6,10 @@
 //!   processor, the sinks). Its owner handles the group's rebalance events and says where each
 //!   partition it reads starts ([`PartitionReader::start`]) and when it stops reading one
 //!   ([`PartitionReader::stop`]); [`PartitionReader::next_batch`] gives batches bounded in
-//!   records and time.
+//!   records and time. After a partition is started the bound on records ramps up: the first
+//!   batch holds at most [`RAMP_FIRST`] records and each next one twice the last, up to the
+//!   configured bound, so that output starts to flow (outbox, receipts, the sinks downstream)
+//!   while a backlog found at start or after a rebalance is still being read.
 //! - **to the end** ([`PartitionReader::to_end`]): partitions assigned from given offsets
 //!   (restore, replay, rebuild, migrate), read until a fetch reports each one's end
 //!   ([`PartitionReader::next_to_end`]). The end is what a fetch reports (fetch responses carry
@@ -47,6 +50,9 @@ pub const SOURCE_PROBE: Duration = Duration::from_millis(200);
 
 /// How long one poll waits for the first record of a batch.
 const FIRST_POLL: Duration = Duration::from_millis(100);
+/// Records of a group-mode batch at most right after a partition is started (the ramp's first
+/// step; see the module comment).
+pub const RAMP_FIRST: usize = 250;
 
 /// How long one poll of a to-the-end reader waits when nothing is buffered.
 const TO_END_POLL: Duration = Duration::from_millis(200);
@@ -80,6 +86,9 @@ pub enum ReadError {
 enum Mode {
     Group {
         bounds: BatchBounds,
+        /// The current bound on a batch's records: [`RAMP_FIRST`] after a start, doubling per
+        /// batch up to `bounds.records_max`.
+        ramp: usize,
         /// Partitions whose end was reported since they were started.
         reached_end: BTreeSet<i32>,
         /// From the first record of the last batch to its end.
@@ -134,6 +143,7 @@ impl<C: ConsumerContext> PartitionReader<C> {
             idle: IdleProbe::after(LIVE_PROBE),
             mode: Mode::Group {
                 bounds,
+                ramp: RAMP_FIRST,
                 reached_end: BTreeSet::new(),
                 collect_span: None,
             },
@@ -186,8 +196,12 @@ impl<C: ConsumerContext> PartitionReader<C> {
     pub fn start(&mut self, p: i32, from: i64, why: &str) {
         self.seek(p, from, why);
         self.positions.insert(p, Position::at(from));
-        if let Mode::Group { reached_end, .. } = &mut self.mode {
+        if let Mode::Group {
+            reached_end, ramp, ..
+        } = &mut self.mode
+        {
             reached_end.remove(&p);
+            *ramp = RAMP_FIRST;
         }
     }
 
@@ -261,14 +275,15 @@ impl<C: ConsumerContext> PartitionReader<C> {
     }
 
     fn collect(&mut self) -> Vec<OwnedMessage> {
-        let Mode::Group { bounds, .. } = &self.mode else {
+        let Mode::Group { bounds, ramp, .. } = &self.mode else {
             return Vec::new();
         };
         let bounds = *bounds;
+        let records_max = ramp_bound(*ramp, bounds.records_max);
         let mut batch = Vec::new();
         let mut first: Option<Instant> = None;
         let mut now = Instant::now();
-        while batch.len() < bounds.records_max {
+        while batch.len() < records_max {
             let timeout = match first {
                 None => FIRST_POLL,
                 Some(f) => (f + bounds.wait).saturating_duration_since(now),
@@ -304,8 +319,14 @@ impl<C: ConsumerContext> PartitionReader<C> {
                 }
             }
         }
-        if let Mode::Group { collect_span, .. } = &mut self.mode {
+        if let Mode::Group {
+            collect_span, ramp, ..
+        } = &mut self.mode
+        {
             *collect_span = first.map(|f| f.elapsed());
+            if !batch.is_empty() {
+                *ramp = ramp_next(*ramp, bounds.records_max);
+            }
         }
         batch
     }
@@ -464,4 +485,34 @@ enum Judged {
     Keep,
     Drop,
     Sought,
+}
+
+/// A group-mode batch's bound on records at ramp step `ramp` under the configured `max`.
+fn ramp_bound(ramp: usize, max: usize) -> usize {
+    ramp.min(max).max(1)
+}
+
+/// The ramp's next step after a batch that held records.
+fn ramp_next(ramp: usize, max: usize) -> usize {
+    ramp.saturating_mul(2).min(max.max(1))
+}
+
+#[cfg(test)]
+mod ramp_tests {
+    use super::*;
+
+    #[test]
+    fn batches_after_a_start_ramp_up_to_the_configured_bound() {
+        let mut ramp = RAMP_FIRST;
+        let mut bounds = Vec::new();
+        for _ in 0..6 {
+            bounds.push(ramp_bound(ramp, 2_000));
+            ramp = ramp_next(ramp, 2_000);
+        }
+        assert_eq!(bounds, [250, 500, 1_000, 2_000, 2_000, 2_000]);
+        // A bound below the first step is the bound from the start; zero reads one record.
+        assert_eq!(ramp_bound(RAMP_FIRST, 100), 100);
+        assert_eq!(ramp_next(RAMP_FIRST, 100), 100);
+        assert_eq!(ramp_bound(RAMP_FIRST, 0), 1);
+    }
 }
