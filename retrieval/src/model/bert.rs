@@ -1,5 +1,5 @@
-//! The BERT encoder's forward pass on the CPU (f32; the linear layers' products in f32 or int8), as Hugging Face's `BertModel` computes it
-//! for sentence embeddings: word + position + token-type embeddings and a LayerNorm, then per
+//! The BERT encoder's forward pass on the CPU (f32; the linear layers' products in f32 or
+//! int8), as Hugging Face's `BertModel` computes it for sentence embeddings: word + position + token-type embeddings and a LayerNorm, then per
 //! layer self-attention and a GELU (erf) feed-forward block, each added back and normalised
 //! (post-LN). Sequences of a batch are not padded: every linear layer is one matrix product
 //! over all the batch's tokens, and attention runs per sequence on its own tokens.
@@ -318,37 +318,33 @@ impl WithSimd for Attend<'_> {
         for seq in seqs {
             let len = seq.len();
             let wide = len.next_multiple_of(lanes::<S>());
-            let row = |t: usize, which: usize, head: usize| {
-                let at = (start + t) * 3 * h + which * h + head * d;
-                &qkv[at..at + d]
-            };
             for head in 0..heads {
+                let block = Block {
+                    qkv,
+                    h,
+                    d,
+                    head,
+                    start,
+                    len,
+                    wide,
+                    scale,
+                };
                 keys.clear();
                 keys.resize(d * wide, 0.0);
                 for j in 0..len {
-                    for (c, k) in row(j, 1, head).iter().enumerate() {
+                    for (c, k) in block.row(j, 1).iter().enumerate() {
                         keys[c * wide + j] = *k;
                     }
                 }
                 let mut i = 0;
                 while i < len {
                     let n = (len - i).min(QUERIES);
-                    let block = Block {
-                        qkv,
-                        h,
-                        d,
-                        head,
-                        start,
-                        len,
-                        wide,
-                        scale,
-                        keys: &keys,
-                    };
+                    let buffers = (&keys[..], &mut scores, &mut query);
                     match n {
-                        4.. => block.run::<S, 4>(simd, i, &mut scores, &mut query, ctx),
-                        3 => block.run::<S, 3>(simd, i, &mut scores, &mut query, ctx),
-                        2 => block.run::<S, 2>(simd, i, &mut scores, &mut query, ctx),
-                        _ => block.run::<S, 1>(simd, i, &mut scores, &mut query, ctx),
+                        4.. => block.run::<S, 4>(simd, i, buffers, ctx),
+                        3 => block.run::<S, 3>(simd, i, buffers, ctx),
+                        2 => block.run::<S, 2>(simd, i, buffers, ctx),
+                        _ => block.run::<S, 1>(simd, i, buffers, ctx),
                     }
                     i += n;
                 }
@@ -372,23 +368,28 @@ struct Block<'a> {
     len: usize,
     wide: usize,
     scale: f32,
-    keys: &'a [f32],
 }
 
 impl Block<'_> {
-    /// Queries `i .. i + R`: their scores against every key (`scores`, R rows of `wide`),
-    /// softmax, and the weighted values into their rows of `ctx`.
+    /// Token `t`'s query (`which` 0), key (1) or value (2) in this head.
+    #[inline(always)]
+    fn row(&self, t: usize, which: usize) -> &[f32] {
+        let at = (self.start + t) * 3 * self.h + which * self.h + self.head * self.d;
+        &self.qkv[at..at + self.d]
+    }
+
+    /// Queries `i .. i + R`: their scores against every key (`keys`, the head's keys
+    /// transposed; `scores`, R rows of `wide`), softmax, and the weighted values into their
+    /// rows of `ctx`.
     #[inline(always)]
     fn run<S: Simd, const R: usize>(
         &self,
         simd: S,
         i: usize,
-        scores: &mut Vec<f32>,
-        query: &mut Vec<f32>,
+        (keys, scores, query): (&[f32], &mut Vec<f32>, &mut Vec<f32>),
         ctx: &mut [f32],
     ) {
         let Block {
-            qkv,
             h,
             d,
             head,
@@ -396,15 +397,11 @@ impl Block<'_> {
             len,
             wide,
             scale,
-            keys,
+            ..
         } = *self;
-        let row = |t: usize, which: usize| {
-            let at = (start + t) * 3 * h + which * h + head * d;
-            &qkv[at..at + d]
-        };
         query.clear();
         for r in 0..R {
-            query.extend(row(i + r, 0).iter().map(|q| q * scale));
+            query.extend(self.row(i + r, 0).iter().map(|q| q * scale));
         }
         scores.clear();
         scores.resize(R * wide, 0.0);
@@ -429,7 +426,7 @@ impl Block<'_> {
         combine_rows(
             simd,
             std::array::from_fn(|r| &scores[r * wide..r * wide + len]),
-            |j| row(j, 2),
+            |j| self.row(j, 2),
             outs,
         );
     }

@@ -304,10 +304,11 @@ pub(super) fn map_in_place(v: &mut [f32], f: impl Fn(f32) -> f32) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn values(n: usize, seed: u32) -> Vec<f32> {
+    /// `n` values in [-1, 1] from `seed`, the same for the same arguments.
+    pub(in crate::model) fn values(n: usize, seed: u32) -> Vec<f32> {
         (0..n as u32)
             .map(|i| {
                 let h = (i ^ seed).wrapping_mul(2_654_435_761).rotate_left(13);

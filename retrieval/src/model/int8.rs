@@ -103,6 +103,7 @@ impl Quantized {
         dispatch(Quantise {
             x,
             inp: self.inp,
+            quads: self.quads,
             rows: bytemuck::cast_slice_mut(&mut rows),
             scales: &mut scales,
         });
@@ -178,6 +179,7 @@ impl Input<'_> {
 struct Quantise<'a> {
     x: &'a [f32],
     inp: usize,
+    quads: usize,
     rows: &'a mut [u8],
     scales: &'a mut [f32],
 }
@@ -190,13 +192,13 @@ impl WithSimd for Quantise<'_> {
         let Quantise {
             x,
             inp,
+            quads,
             rows,
             scales,
         } = self;
-        let width = rows.len() / scales.len().max(1);
         for ((row, bytes), scale) in x
             .chunks_exact(inp.max(1))
-            .zip(rows.chunks_exact_mut(width.max(1)))
+            .zip(rows.chunks_exact_mut(4 * quads.max(1)))
             .zip(scales.iter_mut())
         {
             let (head, tail) = S::as_simd_f32s(row);
@@ -220,12 +222,7 @@ impl WithSimd for Quantise<'_> {
 }
 
 /// Whether this CPU runs [`vnni_products`].
-pub(super) fn kernel() -> bool {
-    vnni()
-}
-
-/// Whether this CPU runs [`vnni_products`].
-fn vnni() -> bool {
+pub(super) fn vnni() -> bool {
     #[cfg(target_arch = "x86_64")]
     {
         std::arch::is_x86_feature_detected!("avx512f")
@@ -315,16 +312,8 @@ impl Tile<'_> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::gemm::tests::values;
     use super::*;
-
-    fn values(n: usize, seed: u32) -> Vec<f32> {
-        (0..n as u32)
-            .map(|i| {
-                let h = (i ^ seed).wrapping_mul(2_654_435_761).rotate_left(13);
-                (h % 2001) as f32 / 1000.0 - 1.0
-            })
-            .collect()
-    }
 
     /// Rows not a multiple of any tile height, outputs not a multiple of a panel, inputs not a
     /// multiple of four nor of a block.

@@ -34,7 +34,7 @@ pub enum Precision {
 /// Whether this CPU runs [`Precision::Int8`]'s products on its vector kernel (AVX-512 VNNI);
 /// without it they run as plain integer loops, to the same vectors, several times slower.
 pub fn int8_kernel() -> bool {
-    int8::kernel()
+    int8::vnni()
 }
 
 /// Why a model did not load.
