@@ -35,9 +35,12 @@ pub struct OutageFigures {
     pub idle_degraded: bool,
     /// Whether that report was cleared after the broker came back.
     pub idle_cleared: bool,
-    /// Whether every sink reported the broker out of reach during that outage, and none
-    /// after it came back.
+    /// Whether every sink reported the broker out of reach during that outage.
     pub idle_sinks: bool,
+    /// Whether none did any more after it came back.
+    pub idle_sinks_cleared: bool,
+    /// The sinks running then that never reported it.
+    pub sinks_silent: Vec<String>,
     /// Whether the processor stayed alive.
     pub alive: bool,
     /// The oracle.
@@ -51,7 +54,7 @@ impl OutageFigures {
         Row {
             check: "broker outage while serving (mock)",
             figures: format!(
-                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; down again while idle: degraded {}, well again {}, sinks reported and cleared {}; commits {} of {}, lost {}, duplicated {}, forks {}",
+                "broker down {} s mid-stream: read API answered {} of {} requests; processor degraded {}, alive {}, resumed {}; down again while idle: degraded {}, well again {}, sinks reported {}{}, cleared {}; commits {} of {}, lost {}, duplicated {}, forks {}",
                 self.down_secs,
                 self.api_ok,
                 self.api_requests,
@@ -61,6 +64,12 @@ impl OutageFigures {
                 yes(self.idle_degraded),
                 yes(self.idle_cleared),
                 yes(self.idle_sinks),
+                if self.sinks_silent.is_empty() {
+                    String::new()
+                } else {
+                    format!(" (silent: {})", self.sinks_silent.join(", "))
+                },
+                yes(self.idle_sinks_cleared),
                 o.commits,
                 o.expected,
                 o.lost,
@@ -81,6 +90,7 @@ impl OutageFigures {
             && self.idle_degraded
             && self.idle_cleared
             && self.idle_sinks
+            && self.idle_sinks_cleared
             && self.oracle.ok()
     }
 }
@@ -199,41 +209,58 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
     // statistics (every 5 s) show no broker connected, and the processor reports that once it
     // has lasted `degraded_after_ms` (before the lost session's rejoin would). It must be well
     // first, so the report seen is this outage's.
-    let (mut idle_degraded, mut idle_cleared, mut idle_sinks) = (false, false, false);
+    let (mut idle_degraded, mut idle_cleared) = (false, false);
+    let (mut idle_sinks, mut idle_sinks_cleared) = (false, false);
+    let mut sinks_silent = Vec::new();
     // The sinks running (the views sink here): each reports the outage on its own.
     let sinks: Vec<String> = running.status.json()["sinks_caught_up"]
         .as_object()
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
-    let all_unreachable = || {
-        let down = running.status.unreachable_sinks();
-        !sinks.is_empty() && sinks.iter().all(|s| down.contains(&s.as_str()))
+    // Each sink reports on its own: which of them have, during the outage.
+    let reported = std::cell::RefCell::new(std::collections::BTreeSet::<String>::new());
+    let all_reported = || {
+        let mut r = reported.borrow_mut();
+        r.extend(
+            running
+                .status
+                .unreachable_sinks()
+                .into_iter()
+                .map(str::to_owned),
+        );
+        !sinks.is_empty() && sinks.iter().all(|s| r.contains(s))
     };
     // Well means joined too: a processor whose partitions were just revoked is not degraded
-    // for `degraded_after_ms` either, and then for a reason of its own.
+    // for `degraded_after_ms` either, and then for a reason of its own. And every sink reaches
+    // the broker again after the first outage (else its report would count for this one).
     if resumed
         && within(Duration::from_secs(60), || {
-            running.status.joined() && running.status.degraded().is_none()
+            running.status.joined()
+                && running.status.degraded().is_none()
+                && running.status.unreachable_sinks().is_empty()
         })
     {
         mock.broker_down(1)?;
-        let mut sinks_reported = false;
         idle_degraded = within(Duration::from_secs(40), || {
-            sinks_reported |= all_unreachable();
+            all_reported();
             running
                 .status
                 .degraded()
                 .is_some_and(|why| why.contains("no broker has been reachable"))
         });
-        sinks_reported = sinks_reported || within(Duration::from_secs(10), all_unreachable);
+        idle_sinks = all_reported() || within(Duration::from_secs(10), all_reported);
+        sinks_silent = sinks
+            .iter()
+            .filter(|s| !reported.borrow().contains(*s))
+            .cloned()
+            .collect();
         mock.broker_up(1)?;
         idle_cleared = within(Duration::from_secs(90), || {
             running.status.degraded().is_none()
         });
-        idle_sinks = sinks_reported
-            && within(Duration::from_secs(30), || {
-                running.status.unreachable_sinks().is_empty()
-            });
+        idle_sinks_cleared = within(Duration::from_secs(30), || {
+            running.status.unreachable_sinks().is_empty()
+        });
     }
     let alive = !running.finished();
     let stopped = rt.block_on(running.stop());
@@ -252,6 +279,8 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         idle_degraded,
         idle_cleared,
         idle_sinks,
+        idle_sinks_cleared,
+        sinks_silent,
         alive,
         oracle,
     })
