@@ -57,7 +57,7 @@ pub const ROW_VERSIONS_MAX: usize = 10_000;
 /// The timeline entity of primary-user rows.
 pub const USER_ENTITY: &str = "user";
 
-const CFS: [&str; 12] = [
+const CFS: [&str; 13] = [
     "rows",
     "history",
     "timeline",
@@ -70,11 +70,14 @@ const CFS: [&str; 12] = [
     "commits",
     "sources",
     "expiry",
+    "slots",
 ];
 
 /// The `meta` key that says the expiry index holds every row (a store from before it is
 /// indexed once when opened).
 const EXPIRY_INDEXED: &[u8] = b"expiry_indexed_v1";
+/// The `meta` key that says the slot index holds every row (as [`EXPIRY_INDEXED`]).
+const SLOTS_INDEXED: &[u8] = b"slots_indexed_v1";
 
 /// The `sources` entries of every conversation, event or span, whoever it joins: `*` is no
 /// person id (ids are identifiers).
@@ -317,6 +320,27 @@ fn timeline_key(account: &str, row: &Row) -> Option<Vec<u8>> {
     Some(k)
 }
 
+/// The prefix of the slot index's keys of the rows that share `row`'s subject and slot (its
+/// timeline entity, scope and slot), if it has a slot and an entity.
+fn slot_prefix(account: &str, row: &Row) -> Option<Vec<u8>> {
+    if SourceKind::of(row.kind).is_some() {
+        return None;
+    }
+    let slot = row.slot.as_deref()?;
+    let mut k = timeline_prefix(account, entity_of(row)?);
+    push_str(&mut k, row.subject.scope.as_str());
+    push_str(&mut k, slot);
+    Some(k)
+}
+
+/// A row's entry in the slot index (ids, scope and slot names only: no content): what lets a
+/// read find the rows that share its subject and slot without reading its entity's timeline.
+fn slot_key(account: &str, row: &Row) -> Option<Vec<u8>> {
+    let mut k = slot_prefix(account, row)?;
+    k.extend_from_slice(row.memory_id.as_bytes());
+    Some(k)
+}
+
 fn encode_row(row: &Row) -> Vec<u8> {
     let mut v = Vec::with_capacity(512);
     row.encode(&mut v);
@@ -394,37 +418,84 @@ impl ViewStore {
             db: ErasingDb::new(db)?,
             lane: Lane::Ledger,
         };
-        store.index_expiry()?;
+        store.index_earlier_rows()?;
         Ok(store)
     }
 
-    /// Indexes the expiry of every active row of a store written before the expiry index
-    /// (once: a one-time scan of the rows, then marked done).
-    fn index_expiry(&self) -> Result<(), StateError> {
+    /// Indexes the rows of a store written before an index was (the expiry index, the slot
+    /// index): once, a scan of the rows, then marked done.
+    fn index_earlier_rows(&self) -> Result<(), StateError> {
         let meta = self.cf("meta")?;
-        if self.db.get_cf(meta, EXPIRY_INDEXED)?.is_some() {
+        let expiry_done = self.db.get_cf(meta, EXPIRY_INDEXED)?.is_some();
+        let slots_done = self.db.get_cf(meta, SLOTS_INDEXED)?.is_some();
+        if expiry_done && slots_done {
             return Ok(());
         }
-        let (rows, expiry) = (self.cf("rows")?, self.cf("expiry")?);
+        let (rows, expiry, slots) = (self.cf("rows")?, self.cf("expiry")?, self.cf("slots")?);
         let mut b = WriteBatch::default();
-        let mut n = 0u64;
+        let (mut expiring, mut slotted) = (0u64, 0u64);
         for item in self.db.iterator_cf(rows, IteratorMode::Start) {
             let (k, v) = item?;
             let row = decode_row(&v)?;
             let account = account_of_row_key(&k)?;
-            if row.status == Status::Active
+            if !expiry_done
+                && row.status == Status::Active
                 && let Some(e) = expiry_key(&account, &row)
             {
                 b.put_cf(expiry, e, []);
-                n += 1;
+                expiring += 1;
+            }
+            if !slots_done
+                && row.status != Status::Tombstoned
+                && let Some(e) = slot_key(&account, &row)
+            {
+                b.put_cf(slots, e, []);
+                slotted += 1;
             }
         }
         b.put_cf(meta, EXPIRY_INDEXED, []);
+        b.put_cf(meta, SLOTS_INDEXED, []);
         self.db.write(b)?;
-        if n > 0 {
-            tracing::info!(rows = n, "expiry index built for rows written before it");
+        if expiring + slotted > 0 {
+            tracing::info!(
+                expiring,
+                slotted,
+                "indexes built for rows written before them"
+            );
         }
         Ok(())
+    }
+
+    /// Whether the slot index holds every row ([`ViewStore::slot_rivals`]; a follower of a
+    /// store its owner has not indexed yet: not yet).
+    pub fn slots_indexed(&self) -> Result<bool, StateError> {
+        Ok(self.db.get_cf(self.cf("meta")?, SLOTS_INDEXED)?.is_some())
+    }
+
+    /// The memory ids of at most `limit` rows of `account` that share `row`'s subject and slot
+    /// (`row` among them, if it is in the store; tombstoned rows never), in id order: the rows
+    /// that may contest it. None when it has no slot or no entity.
+    pub fn slot_rivals(
+        &self,
+        account: &str,
+        row: &Row,
+        limit: usize,
+    ) -> Result<Vec<String>, StateError> {
+        let Some(prefix) = slot_prefix(account, row) else {
+            return Ok(Vec::new());
+        };
+        let mode = IteratorMode::From(&prefix, rocksdb::Direction::Forward);
+        let mut out = Vec::new();
+        for item in self.db.iterator_cf(self.cf("slots")?, mode) {
+            let (k, _) = item?;
+            if !k.starts_with(&prefix) || out.len() >= limit {
+                break;
+            }
+            let id = std::str::from_utf8(&k[prefix.len()..])
+                .map_err(|_| StateError::Corrupt("slots key".into()))?;
+            out.push(id.to_owned());
+        }
+        Ok(out)
     }
 
     /// Drops `row`'s expiry entry (a sweeper's cleanup of an entry whose row is not active any
@@ -627,6 +698,7 @@ impl ViewStore {
             (self.cf("rows")?, self.cf("history")?, self.cf("timeline")?);
         let sources = self.cf("sources")?;
         let expiry = self.cf("expiry")?;
+        let slots = self.cf("slots")?;
         let mut admitted = 0u64;
         let mut by_source = [0u64; 5];
         // The key cache holds every data key of the outbox, whichever lane its row is in: a
@@ -685,10 +757,19 @@ impl ViewStore {
                 if let Some(k) = timeline_key(acct, row) {
                     batch.batch.delete_cf(timeline, k);
                 }
-            } else if op.change == Change::Created
-                && let Some(k) = timeline_key(acct, row)
-            {
-                batch.batch.put_cf(timeline, k, []);
+                if let Some(k) = slot_key(acct, row) {
+                    batch.batch.delete_cf(slots, k);
+                }
+            } else {
+                if op.change == Change::Created
+                    && let Some(k) = timeline_key(acct, row)
+                {
+                    batch.batch.put_cf(timeline, k, []);
+                }
+                // Every version that is not a tombstone, in case a version moved it.
+                if let Some(k) = slot_key(acct, row) {
+                    batch.batch.put_cf(slots, k, []);
+                }
             }
             batch.batch.put_cf(
                 history,

@@ -311,3 +311,70 @@ fn a_timeline_of_100k_rows_returns_its_newest_entries() {
     let first = s.row(ACCT, &window[0]).unwrap().unwrap();
     assert_eq!(first.content, "Observation 95000 of the week");
 }
+
+#[test]
+fn the_slot_index_holds_the_rows_sharing_a_subject_and_slot_and_is_built_for_earlier_stores() {
+    let ledger = generated(3_000);
+    let (dir, s) = store();
+    fold_all(&s, &ledger.commits);
+    // The rows the store holds now (each row's last version), grouped by subject and slot.
+    let mut last: std::collections::BTreeMap<(String, String), Row> = Default::default();
+    for c in &ledger.commits {
+        for op in &c.ops {
+            last.insert(
+                (c.account_id.clone(), op.row.memory_id.clone()),
+                op.row.clone(),
+            );
+        }
+    }
+    type Key = (String, String, &'static str, String);
+    let mut groups: std::collections::BTreeMap<Key, Vec<String>> = Default::default();
+    for ((account, id), row) in &last {
+        let (Some(slot), Some(entity)) = (&row.slot, kledger_state::views::entity_of(row)) else {
+            continue;
+        };
+        if row.status != Status::Tombstoned && SourceKind::of(row.kind).is_none() {
+            groups
+                .entry((
+                    account.clone(),
+                    entity.to_owned(),
+                    row.subject.scope.as_str(),
+                    slot.clone(),
+                ))
+                .or_default()
+                .push(id.clone());
+        }
+    }
+    assert!(
+        groups.values().any(|ids| ids.len() > 1),
+        "the generated ledger has rows sharing a subject and slot"
+    );
+    for ((account, ..), ids) in &groups {
+        let row = &last[&(account.clone(), ids[0].clone())];
+        assert_eq!(&s.slot_rivals(account, row, 10_000).unwrap(), ids);
+        assert_eq!(s.slot_rivals(account, row, 1).unwrap().len(), 1);
+    }
+    // A store written before the index: its entries and the mark that it is built gone, it is
+    // built again when the store opens, to the same bytes.
+    assert!(s.slots_indexed().unwrap());
+    let digest = s.digest().unwrap();
+    drop(s);
+    {
+        let cfs = rocksdb::DB::list_cf(&rocksdb::Options::default(), dir.path()).unwrap();
+        let db = rocksdb::DB::open_cf(&rocksdb::Options::default(), dir.path(), &cfs).unwrap();
+        let slots = db.cf_handle("slots").unwrap();
+        let keys: Vec<Box<[u8]>> = db
+            .iterator_cf(slots, rocksdb::IteratorMode::Start)
+            .map(|kv| kv.unwrap().0)
+            .collect();
+        assert!(!keys.is_empty());
+        for k in keys {
+            db.delete_cf(slots, k).unwrap();
+        }
+        db.delete_cf(db.cf_handle("meta").unwrap(), b"slots_indexed_v1")
+            .unwrap();
+    }
+    let s = ViewStore::open(dir.path(), 8 << 20).unwrap();
+    assert!(s.slots_indexed().unwrap());
+    assert_eq!(s.digest().unwrap(), digest);
+}

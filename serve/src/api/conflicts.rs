@@ -3,9 +3,10 @@
 //!
 //! Two active rows conflict when they share subject and slot (a calendar and a chat message
 //! that disagree about where Ana works; an approved decision and an inferred fact). Search
-//! looks for a row's rivals among the rows of its entity the reader may read now (the
-//! entity's [`CONFLICT_SCAN_MAX`] newest timeline entries; the timeline has them from its own
-//! scan), so a winner the reader may not read never shows, and nothing tells of it. Search ranks each winner ahead of its losers; the
+//! looks for a row's rivals among the rows the reader may read now that share its subject and
+//! slot (at most [`CONFLICT_SCAN_MAX`] of them, from the view store's slot index; at a past
+//! time, among the entity's newest timeline entries as they stood; the timeline has them from
+//! its own scan), so a winner the reader may not read never shows, and nothing tells of it. Search ranks each winner ahead of its losers; the
 //! timeline keeps time order; both mark each loser `contested_by` the winner; the profile
 //! renders the winner only (`kledger_processors::render::profile`).
 
@@ -18,7 +19,8 @@ use kledger_schemas::Row;
 use super::at::{At, readable_rows_at};
 use super::{Api, ApiError};
 
-/// Timeline entries of one entity a read looks through for a row's rivals, newest first.
+/// Rows sharing a subject and slot a read looks through for a row's rivals (and at a past time,
+/// timeline entries of one entity, newest first).
 pub const CONFLICT_SCAN_MAX: usize = 200;
 
 /// For `rows` of `account` (current at `at`, readable by `p`): each one that loses a conflict
@@ -40,36 +42,61 @@ pub fn contested_in(
     }
     let views = api.views.get();
     let mine: BTreeSet<&str> = rows.iter().map(|r| r.memory_id.as_str()).collect();
-    let keys: BTreeSet<_> = rows.iter().filter_map(authority::conflict_key).collect();
     let mut pool: Vec<Row> = rows.to_vec();
-    for entity in entities {
-        let ids = views.timeline(account, entity, CONFLICT_SCAN_MAX)?;
-        let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        if !at.is_past() {
-            // Now, only a row that shares one of `rows`' subject and slot can contest it, and
-            // a row's subject and slot are never sealed: the others are read without opening
-            // (no data key, no decryption), so a search opens the few rivals it may have, not
-            // the entity's whole timeline. At a past time a row's version then may differ
-            // from its version now, so all are read as they stood.
-            let unopened = views.rows_unopened(account, &ids)?;
-            ids = ids
-                .into_iter()
-                .zip(unopened)
-                .filter(|(id, r)| {
-                    !mine.contains(id)
-                        && r.as_ref()
-                            .and_then(authority::conflict_key)
-                            .is_some_and(|k| keys.contains(&k))
-                })
-                .map(|(id, _)| id)
-                .collect();
-        }
+    // The rows of `ids` that `p` may read at `at` and that hold a slot then, into the pool.
+    let add = |pool: &mut Vec<Row>, ids: &[&str]| -> Result<(), ApiError> {
         pool.extend(
-            readable_rows_at(api, p, account, &ids, at)?
+            readable_rows_at(api, p, account, ids, at)?
                 .into_iter()
                 .flatten()
                 .filter(|r| r.slot.is_some() && r.is_current(at.as_of)),
         );
+        Ok(())
+    };
+    if !at.is_past() && views.slots_indexed()? {
+        // Now, only a row that shares one of `rows`' subject and slot can contest it: the slot
+        // index has them (a few rows, not the entity's whole timeline), each opened once.
+        let mut rivals: BTreeSet<String> = BTreeSet::new();
+        let mut seen = BTreeSet::new();
+        for row in rows {
+            if let Some(key) = authority::conflict_key(row)
+                && seen.insert(key)
+            {
+                rivals.extend(views.slot_rivals(account, row, CONFLICT_SCAN_MAX)?);
+            }
+        }
+        let ids: Vec<&str> = rivals
+            .iter()
+            .map(String::as_str)
+            .filter(|id| !mine.contains(id))
+            .collect();
+        add(&mut pool, &ids)?;
+    } else {
+        let keys: BTreeSet<_> = rows.iter().filter_map(authority::conflict_key).collect();
+        for entity in entities {
+            let ids = views.timeline(account, entity, CONFLICT_SCAN_MAX)?;
+            let mut ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            if !at.is_past() {
+                // A store whose slot index is not built yet (a follower of an owner that has
+                // not indexed it): the entity's newest rows, read without opening (a row's
+                // subject and slot are never sealed), then the few that share a key opened.
+                // At a past time a row's version then may differ from its version now, so
+                // all are read as they stood.
+                let unopened = views.rows_unopened(account, &ids)?;
+                ids = ids
+                    .into_iter()
+                    .zip(unopened)
+                    .filter(|(id, r)| {
+                        !mine.contains(id)
+                            && r.as_ref()
+                                .and_then(authority::conflict_key)
+                                .is_some_and(|k| keys.contains(&k))
+                    })
+                    .map(|(id, _)| id)
+                    .collect();
+            }
+            add(&mut pool, &ids)?;
+        }
     }
     Ok(authority::contested(pool.iter())
         .into_iter()
