@@ -47,15 +47,13 @@ setup() {
 # A full disk fails a build late and obscurely (the linker dies with SIGBUS on a file it maps).
 # The shared target directory grows with every build; when the disk holding it has less than
 # 8 GiB free, its incremental caches (pure caches, rebuilt as needed) go first.
+free_kib() { df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }'; }
 check_disk() {
-  local free_kib
-  free_kib=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
-  if ((free_kib < 8 * 1024 * 1024)); then
-    echo "only $((free_kib / 1024)) MiB free under $CARGO_TARGET_DIR: removing its incremental caches" >&2
+  if (($(free_kib) < 8 * 1024 * 1024)); then
+    echo "only $(($(free_kib) / 1024)) MiB free under $CARGO_TARGET_DIR: removing its incremental caches" >&2
     rm -rf "$CARGO_TARGET_DIR"/*/incremental
-    free_kib=$(df -Pk "$CARGO_TARGET_DIR" | awk 'NR == 2 { print $4 }')
-    ((free_kib >= 4 * 1024 * 1024)) ||
-      echo "warning: still only $((free_kib / 1024)) MiB free; a build needs about 30 GiB (cargo clean frees the target)" >&2
+    (($(free_kib) >= 4 * 1024 * 1024)) ||
+      echo "warning: still only $(($(free_kib) / 1024)) MiB free; a build needs about 30 GiB (cargo clean frees the target)" >&2
   fi
 }
 

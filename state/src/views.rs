@@ -484,17 +484,14 @@ impl ViewStore {
         let Some(prefix) = slot_prefix(account, row) else {
             return Ok(Vec::new());
         };
-        let mode = IteratorMode::From(&prefix, rocksdb::Direction::Forward);
         let mut out = Vec::new();
-        for item in self.db.iterator_cf(self.cf("slots")?, mode) {
-            let (k, _) = item?;
-            if !k.starts_with(&prefix) || out.len() >= limit {
-                break;
-            }
-            let id = std::str::from_utf8(&k[prefix.len()..])
-                .map_err(|_| StateError::Corrupt("slots key".into()))?;
-            out.push(id.to_owned());
-        }
+        self.scan_prefix("slots", &prefix, limit, &mut |id, _| {
+            out.push(
+                String::from_utf8(id.to_vec())
+                    .map_err(|_| StateError::Corrupt("slots key".into()))?,
+            );
+            Ok(())
+        })?;
         Ok(out)
     }
 
@@ -766,7 +763,9 @@ impl ViewStore {
                 {
                     batch.batch.put_cf(timeline, k, []);
                 }
-                // Every version that is not a tombstone, in case a version moved it.
+                // Every version that is not a tombstone (the backfill's rule too). An entry a
+                // version moved away from stays until the row's tombstone: a rival read for
+                // nothing, whose own subject and slot decide.
                 if let Some(k) = slot_key(acct, row) {
                     batch.batch.put_cf(slots, k, []);
                 }

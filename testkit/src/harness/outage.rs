@@ -218,17 +218,16 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
         .map(|m| m.keys().cloned().collect())
         .unwrap_or_default();
     // Each sink reports on its own: which of them have, during the outage.
-    let reported = std::cell::RefCell::new(std::collections::BTreeSet::<String>::new());
-    let all_reported = || {
-        let mut r = reported.borrow_mut();
-        r.extend(
+    let mut reported = std::collections::BTreeSet::<String>::new();
+    let mut all_reported = || {
+        reported.extend(
             running
                 .status
                 .unreachable_sinks()
                 .into_iter()
                 .map(str::to_owned),
         );
-        !sinks.is_empty() && sinks.iter().all(|s| r.contains(s))
+        !sinks.is_empty() && sinks.iter().all(|s| reported.contains(s))
     };
     // Well means joined too: a processor whose partitions were just revoked is not degraded
     // for `degraded_after_ms` either, and then for a reason of its own. And every sink reaches
@@ -248,10 +247,10 @@ pub fn outage(seed: u64, intents: usize, down_secs: u64) -> anyhow::Result<Outag
                 .degraded()
                 .is_some_and(|why| why.contains("no broker has been reachable"))
         });
-        idle_sinks = all_reported() || within(Duration::from_secs(10), all_reported);
+        idle_sinks = all_reported() || within(Duration::from_secs(10), &mut all_reported);
         sinks_silent = sinks
             .iter()
-            .filter(|s| !reported.borrow().contains(*s))
+            .filter(|s| !reported.contains(*s))
             .cloned()
             .collect();
         mock.broker_up(1)?;
