@@ -92,9 +92,29 @@ fn cf<'a>(db: &'a DB, name: &str) -> Result<&'a rocksdb::ColumnFamily, StateErro
 
 /// [`KeyCache::key`] over `db`.
 pub(crate) fn key(db: &DB, account: &str, key_id: &str) -> Result<KeyState, StateError> {
-    match db.get_cf(cf(db, "keys")?, entry(account, key_id))? {
+    state_of(
+        db.get_cf(cf(db, "keys")?, entry(account, key_id))?
+            .as_deref(),
+    )
+}
+
+/// [`key`] of each of `key_ids`, in the same order, in one batched read.
+pub(crate) fn keys(db: &DB, account: &str, key_ids: &[&str]) -> Result<Vec<KeyState>, StateError> {
+    if key_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let entries: Vec<Vec<u8>> = key_ids.iter().map(|id| entry(account, id)).collect();
+    db.batched_multi_get_cf(cf(db, "keys")?, &entries, false)
+        .into_iter()
+        .map(|v| state_of(v?.as_deref()))
+        .collect()
+}
+
+/// A `keys` entry's value as a key's state.
+fn state_of(v: Option<&[u8]>) -> Result<KeyState, StateError> {
+    match v {
         None => Ok(KeyState::Unknown),
-        Some(v) if v.is_empty() => Ok(KeyState::Destroyed),
+        Some([]) => Ok(KeyState::Destroyed),
         Some(v) => {
             let k: [u8; 32] = v
                 .get(..32)

@@ -76,8 +76,10 @@ const CFS: [&str; 13] = [
 /// The `meta` key that says the expiry index holds every row (a store from before it is
 /// indexed once when opened).
 const EXPIRY_INDEXED: &[u8] = b"expiry_indexed_v1";
-/// The `meta` key that says the slot index holds every row (as [`EXPIRY_INDEXED`]).
-const SLOTS_INDEXED: &[u8] = b"slots_indexed_v1";
+/// The `meta` key that says the slot index holds every active row (as [`EXPIRY_INDEXED`];
+/// `slots_indexed_v1`, a store whose index also held superseded and closed rows, is indexed
+/// again).
+const SLOTS_INDEXED: &[u8] = b"slots_indexed_v2";
 
 /// The `sources` entries of every conversation, event or span, whoever it joins: `*` is no
 /// person id (ids are identifiers).
@@ -360,6 +362,14 @@ fn account_of_row_key(k: &[u8]) -> Result<String, StateError> {
     String::from_utf8(a.to_vec()).map_err(|_| corrupt())
 }
 
+/// The id of the data key that sealed `row`'s content (`None`: not sealed, or a tombstone).
+fn sealed_key_id(row: &Row) -> Option<&str> {
+    row.sealed
+        .as_ref()
+        .filter(|s| !s.ciphertext.0.is_empty())
+        .map(|s| s.key_id.as_str())
+}
+
 fn decode_row(v: &[u8]) -> Result<Row, StateError> {
     let mut r = Reader::new(v);
     let row = Row::decode(&mut r).map_err(|e| StateError::Corrupt(format!("view row: {e}")))?;
@@ -433,6 +443,12 @@ impl ViewStore {
         }
         let (rows, expiry, slots) = (self.cf("rows")?, self.cf("expiry")?, self.cf("slots")?);
         let mut b = WriteBatch::default();
+        if !slots_done {
+            // Whatever an earlier rule left (every version but tombstones, under v1) goes: a
+            // key starts with its account's length, below 0xFFFF.
+            b.delete_range_cf(slots, [].as_slice(), [0xFF; 3].as_slice());
+            b.delete_cf(meta, b"slots_indexed_v1");
+        }
         let (mut expiring, mut slotted) = (0u64, 0u64);
         for item in self.db.iterator_cf(rows, IteratorMode::Start) {
             let (k, v) = item?;
@@ -446,7 +462,7 @@ impl ViewStore {
                 expiring += 1;
             }
             if !slots_done
-                && row.status != Status::Tombstoned
+                && row.status == Status::Active
                 && let Some(e) = slot_key(&account, &row)
             {
                 b.put_cf(slots, e, []);
@@ -466,32 +482,55 @@ impl ViewStore {
         Ok(())
     }
 
-    /// Whether the slot index holds every row ([`ViewStore::slot_rivals`]; a follower of a
+    /// Whether the slot index holds every active row ([`ViewStore::slot_rivals`]; a follower of a
     /// store its owner has not indexed yet: not yet).
     pub fn slots_indexed(&self) -> Result<bool, StateError> {
         Ok(self.db.get_cf(self.cf("meta")?, SLOTS_INDEXED)?.is_some())
     }
 
     /// The memory ids of at most `limit` rows of `account` that share `row`'s subject and slot
-    /// (`row` among them, if it is in the store; tombstoned rows never), in id order: the rows
-    /// that may contest it. None when it has no slot or no entity.
+    /// and are active (`row` among them, if it is), in id order: the rows that may contest it.
+    /// None when it has no slot or no entity.
     pub fn slot_rivals(
         &self,
         account: &str,
         row: &Row,
         limit: usize,
     ) -> Result<Vec<String>, StateError> {
-        let Some(prefix) = slot_prefix(account, row) else {
-            return Ok(Vec::new());
-        };
+        Ok(self
+            .slot_rivals_each(account, [row], limit)?
+            .pop()
+            .unwrap_or_default())
+    }
+
+    /// [`Self::slot_rivals`] of each of `rows`, in the same order, through one iterator (a
+    /// seek each, not an iterator each: making one merges every level's files).
+    pub fn slot_rivals_each<'a>(
+        &self,
+        account: &str,
+        rows: impl IntoIterator<Item = &'a Row>,
+        limit: usize,
+    ) -> Result<Vec<Vec<String>>, StateError> {
+        let mut it = self.db.raw_iterator_cf(self.cf("slots")?);
         let mut out = Vec::new();
-        self.scan_prefix("slots", &prefix, limit, &mut |id, _| {
-            out.push(
-                String::from_utf8(id.to_vec())
-                    .map_err(|_| StateError::Corrupt("slots key".into()))?,
-            );
-            Ok(())
-        })?;
+        for row in rows {
+            let mut ids = Vec::new();
+            if let Some(prefix) = slot_prefix(account, row) {
+                it.seek(&prefix);
+                while let Some(k) = it.key().filter(|k| k.starts_with(&prefix)) {
+                    if ids.len() >= limit {
+                        break;
+                    }
+                    ids.push(
+                        String::from_utf8(k[prefix.len()..].to_vec())
+                            .map_err(|_| StateError::Corrupt("slots key".into()))?,
+                    );
+                    it.next();
+                }
+                it.status()?;
+            }
+            out.push(ids);
+        }
         Ok(out)
     }
 
@@ -763,11 +802,16 @@ impl ViewStore {
                 {
                     batch.batch.put_cf(timeline, k, []);
                 }
-                // Every version that is not a tombstone (the backfill's rule too). An entry a
-                // version moved away from stays until the row's tombstone: a rival read for
-                // nothing, whose own subject and slot decide.
+                // An active version is in the slot index, any other is not (the backfill's rule
+                // too): only an active row contests. An entry a version moved away from (a new
+                // subject or slot) stays: a rival read for nothing, whose own subject and slot
+                // decide.
                 if let Some(k) = slot_key(acct, row) {
-                    batch.batch.put_cf(slots, k, []);
+                    if row.status == Status::Active {
+                        batch.batch.put_cf(slots, k, []);
+                    } else {
+                        batch.batch.delete_cf(slots, k);
+                    }
                 }
             }
             batch.batch.put_cf(
@@ -916,11 +960,25 @@ impl ViewStore {
     /// Opens a stored row (rules v4: its sealed content, with its data key from the store).
     /// `None` when its key is not there: a row whose purge is folded later (its key already
     /// destroyed), which no read shows.
-    fn open_row(&self, account: &str, mut row: Row) -> Result<Option<Row>, StateError> {
-        let Some(s) = row.sealed.as_ref().filter(|s| !s.ciphertext.0.is_empty()) else {
+    fn open_row(&self, account: &str, row: Row) -> Result<Option<Row>, StateError> {
+        let key = match sealed_key_id(&row) {
+            Some(id) => Some(keycache::key(&self.db, account, id)?),
+            None => None,
+        };
+        Self::open_with(account, row, key)
+    }
+
+    /// `row` opened with `key`, its data key's state as the store holds it (`None`: the row
+    /// is not sealed, or is a tombstone).
+    fn open_with(
+        account: &str,
+        mut row: Row,
+        key: Option<KeyState>,
+    ) -> Result<Option<Row>, StateError> {
+        let Some(key) = key else {
             return Ok(Some(row));
         };
-        match keycache::key(&self.db, account, &s.key_id)? {
+        match key {
             KeyState::Present(key) => {
                 kledger_processors::seal::open(account, &mut row, &key).map_err(|e| {
                     StateError::Corrupt(format!("{account}: view row {}: {e}", row.memory_id))
@@ -958,10 +1016,58 @@ impl ViewStore {
         account: &str,
         memory_ids: &[&str],
     ) -> Result<Vec<Option<Row>>, StateError> {
-        self.rows_unopened(account, memory_ids)?
-            .into_iter()
+        self.open_rows(account, self.rows_unopened(account, memory_ids)?)
+    }
+
+    /// `rows` of `account`, read by [`Self::rows_unopened`], opened as [`Self::rows_of`] opens
+    /// them (their data keys in one batched read): a reader that can tell from a row's
+    /// unsealed fields that it will not answer (its status, times, kind, access) opens only
+    /// those that may.
+    pub fn open_rows(
+        &self,
+        account: &str,
+        rows: Vec<Option<Row>>,
+    ) -> Result<Vec<Option<Row>>, StateError> {
+        self.with_keys(account, rows, |row, key| Self::open_with(account, row, key))
+    }
+
+    /// `rows` of `account`, read by [`Self::rows_unopened`], left sealed, each `None` where
+    /// [`Self::rows_of`] would give none (its data key destroyed: its purge folds later): what a
+    /// reader of unsealed fields only (subject, slot, status, times, authority) may count.
+    pub fn keyed_rows(
+        &self,
+        account: &str,
+        rows: Vec<Option<Row>>,
+    ) -> Result<Vec<Option<Row>>, StateError> {
+        self.with_keys(account, rows, |row, key| {
+            Ok(match key {
+                None | Some(KeyState::Present(_)) => Some(row),
+                Some(KeyState::Destroyed | KeyState::Unknown) => None,
+            })
+        })
+    }
+
+    /// `f` of each of `rows` and the state of the data key that sealed it (`None`: not
+    /// sealed), the keys read in one batch (a row has its own key).
+    fn with_keys(
+        &self,
+        account: &str,
+        rows: Vec<Option<Row>>,
+        f: impl Fn(Row, Option<KeyState>) -> Result<Option<Row>, StateError>,
+    ) -> Result<Vec<Option<Row>>, StateError> {
+        let ids: Vec<&str> = rows.iter().flatten().filter_map(sealed_key_id).collect();
+        let mut keys = keycache::keys(&self.db, account, &ids)?.into_iter();
+        rows.into_iter()
             .map(|r| match r {
-                Some(r) => self.open_row(account, r),
+                Some(r) => {
+                    let key = match sealed_key_id(&r) {
+                        Some(_) => Some(keys.next().ok_or_else(|| {
+                            StateError::Corrupt("a batched key read returned too few".into())
+                        })?),
+                        None => None,
+                    };
+                    f(r, key)
+                }
                 None => Ok(None),
             })
             .collect()
@@ -974,6 +1080,9 @@ impl ViewStore {
         account: &str,
         memory_ids: &[&str],
     ) -> Result<Vec<Option<Row>>, StateError> {
+        if memory_ids.is_empty() {
+            return Ok(Vec::new());
+        }
         let keys: Vec<Vec<u8>> = memory_ids.iter().map(|id| row_key(account, id)).collect();
         self.db
             .batched_multi_get_cf(self.cf("rows")?, &keys, false)

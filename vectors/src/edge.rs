@@ -668,6 +668,55 @@ impl EdgeIndex {
         self.shards.len()
     }
 
+    /// [`VectorIndex::query`] under a filter already read.
+    fn query_under(
+        &self,
+        vector: QueryVector,
+        filter: &Filter,
+        limit: usize,
+    ) -> Result<Vec<(Uuid, f32)>, VectorError> {
+        let (q, using) = match vector {
+            QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
+            QueryVector::Sparse(s) => {
+                // BM25's IDF over the whole collection: the query's weights times it.
+                let idf = self.sparse_idf(&s.indices)?;
+                let values: Vec<f32> = s.values.iter().zip(idf).map(|(w, i)| w * i).collect();
+                (
+                    Vector::new_sparse(s.indices, values).map_err(err)?.0,
+                    SPARSE,
+                )
+            }
+        };
+        let ask = |want: usize| -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
+            let mut per_shard = Vec::with_capacity(self.shards.len());
+            for shard in &self.shards {
+                let req = QueryRequest {
+                    prefetches: vec![],
+                    query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                        q.clone(),
+                        using,
+                    )))),
+                    filter: Some(filter.clone()),
+                    score_threshold: None,
+                    limit: want,
+                    offset: 0,
+                    params: None,
+                    with_vector: WithVector::Bool(false),
+                    with_payload: WithPayloadInterface::Bool(false),
+                };
+                let found = shard.read()?.query(req).map_err(err)?;
+                per_shard.push(
+                    found
+                        .into_iter()
+                        .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score)))
+                        .collect(),
+                );
+            }
+            Ok(per_shard)
+        };
+        tie_complete(limit, ask)
+    }
+
     /// BM25's inverse document frequency of each of `indices` (sparse terms) over the whole
     /// collection: every shard's statistics summed (vendored change 7), so a sharded
     /// collection scores as one shard would, and counted over the points left only, so two
@@ -860,47 +909,21 @@ impl VectorIndex for EdgeIndex {
         limit: usize,
     ) -> Result<Vec<(Uuid, f32)>, VectorError> {
         self.searchable()?;
-        let (q, using) = match vector {
-            QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
-            QueryVector::Sparse(s) => {
-                // BM25's IDF over the whole collection: the query's weights times it.
-                let idf = self.sparse_idf(&s.indices)?;
-                let values: Vec<f32> = s.values.iter().zip(idf).map(|(w, i)| w * i).collect();
-                (
-                    Vector::new_sparse(s.indices, values).map_err(err)?.0,
-                    SPARSE,
-                )
-            }
-        };
+        self.query_under(vector, &filter(f)?, limit)
+    }
+
+    /// [`VectorIndex::query`] of each, the filter read once.
+    fn query_each(
+        &self,
+        queries: Vec<(QueryVector, usize)>,
+        f: &Value,
+    ) -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
+        self.searchable()?;
         let filter = filter(f)?;
-        let ask = |want: usize| -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
-            let mut per_shard = Vec::with_capacity(self.shards.len());
-            for shard in &self.shards {
-                let req = QueryRequest {
-                    prefetches: vec![],
-                    query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
-                        q.clone(),
-                        using,
-                    )))),
-                    filter: Some(filter.clone()),
-                    score_threshold: None,
-                    limit: want,
-                    offset: 0,
-                    params: None,
-                    with_vector: WithVector::Bool(false),
-                    with_payload: WithPayloadInterface::Bool(false),
-                };
-                let found = shard.read()?.query(req).map_err(err)?;
-                per_shard.push(
-                    found
-                        .into_iter()
-                        .filter_map(|h| uuid_of(&h.id).map(|u| (u, h.score)))
-                        .collect(),
-                );
-            }
-            Ok(per_shard)
-        };
-        tie_complete(limit, ask)
+        queries
+            .into_iter()
+            .map(|(vector, limit)| self.query_under(vector, &filter, limit))
+            .collect()
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {

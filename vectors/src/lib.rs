@@ -140,6 +140,19 @@ pub trait VectorIndex: Send + Sync + std::fmt::Debug {
         filter: &Value,
         limit: usize,
     ) -> Result<Vec<(Uuid, f32)>, VectorError>;
+    /// [`Self::query`] of each `(vector, limit)` under the one `filter`, answers in the same
+    /// order: one request where the backend can take it (a Qdrant server: one round trip; the
+    /// embedded engine: the filter read once).
+    fn query_each(
+        &self,
+        queries: Vec<(QueryVector, usize)>,
+        filter: &Value,
+    ) -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
+        queries
+            .into_iter()
+            .map(|(vector, limit)| self.query(vector, filter, limit))
+            .collect()
+    }
     /// Points passing `filter` (exact).
     fn count(&self, filter: &Value) -> Result<usize, VectorError>;
     /// Every point's id and payload, in id order (for rebuild comparisons and tests).

@@ -11,9 +11,10 @@ use qdrant_client::qdrant::point_id::PointIdOptions;
 use qdrant_client::qdrant::{
     Condition, CountPointsBuilder, CreateCollectionBuilder, CreateFieldIndexCollectionBuilder,
     DeletePointsBuilder, Distance, FieldType as QFieldType, Filter, KeywordIndexParamsBuilder,
-    PointId, PointStruct, PointsIdsList, Query, QueryPointsBuilder, ScrollPointsBuilder,
-    SparseVectorParamsBuilder, SparseVectorsConfigBuilder, UpsertPointsBuilder, Vector,
-    VectorInput, VectorParamsBuilder, VectorsConfigBuilder,
+    PointId, PointStruct, PointsIdsList, Query, QueryBatchPointsBuilder, QueryPoints,
+    QueryPointsBuilder, ScoredPoint, ScrollPointsBuilder, SparseVectorParamsBuilder,
+    SparseVectorsConfigBuilder, UpsertPointsBuilder, Vector, VectorInput, VectorParamsBuilder,
+    VectorsConfigBuilder,
 };
 use serde_json::Value;
 use uuid::Uuid;
@@ -210,6 +211,34 @@ impl ServerIndex {
     }
 }
 
+impl ServerIndex {
+    /// A nearest-points query of `vector` under `filter`.
+    fn query_points(
+        &self,
+        vector: QueryVector,
+        filter: Filter,
+        limit: usize,
+    ) -> QueryPointsBuilder {
+        let (input, using) = match vector {
+            QueryVector::Dense(v) => (VectorInput::new_dense(v), DENSE),
+            QueryVector::Sparse(s) => (VectorInput::new_sparse(s.indices, s.values), SPARSE),
+        };
+        QueryPointsBuilder::new(&self.name)
+            .query(Query::new_nearest(input))
+            .using(using)
+            .filter(filter)
+            .limit(limit as u64)
+    }
+}
+
+/// A query's answer as point ids and scores.
+fn hits(points: Vec<ScoredPoint>) -> Vec<(Uuid, f32)> {
+    points
+        .into_iter()
+        .filter_map(|p| p.id.as_ref().and_then(uuid_of).map(|u| (u, p.score)))
+        .collect()
+}
+
 impl VectorIndex for ServerIndex {
     fn collection(&self) -> &str {
         &self.name
@@ -268,21 +297,37 @@ impl VectorIndex for ServerIndex {
         f: &Value,
         limit: usize,
     ) -> Result<Vec<(Uuid, f32)>, VectorError> {
-        let (input, using) = match vector {
-            QueryVector::Dense(v) => (VectorInput::new_dense(v), DENSE),
-            QueryVector::Sparse(s) => (VectorInput::new_sparse(s.indices, s.values), SPARSE),
-        };
-        let req = QueryPointsBuilder::new(&self.name)
-            .query(Query::new_nearest(input))
-            .using(using)
-            .filter(filter(f)?)
-            .limit(limit as u64);
+        let req = self.query_points(vector, filter(f)?, limit);
         let resp = self.rt.block_on(self.client.query(req)).map_err(err)?;
-        Ok(resp
-            .result
+        Ok(hits(resp.result))
+    }
+
+    /// One round trip: the queries as one batch.
+    fn query_each(
+        &self,
+        queries: Vec<(QueryVector, usize)>,
+        f: &Value,
+    ) -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
+        let filter = filter(f)?;
+        let asked = queries.len();
+        let batch: Vec<QueryPoints> = queries
             .into_iter()
-            .filter_map(|p| p.id.as_ref().and_then(uuid_of).map(|u| (u, p.score)))
-            .collect())
+            .map(|(vector, limit)| self.query_points(vector, filter.clone(), limit).build())
+            .collect();
+        let resp = self
+            .rt
+            .block_on(
+                self.client
+                    .query_batch(QueryBatchPointsBuilder::new(&self.name, batch)),
+            )
+            .map_err(err)?;
+        if resp.result.len() != asked {
+            return Err(err(format!(
+                "a batch of {asked} queries was answered with {} lists",
+                resp.result.len()
+            )));
+        }
+        Ok(resp.result.into_iter().map(|r| hits(r.result)).collect())
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {

@@ -215,6 +215,30 @@ pub fn readable_rows_at(
         .collect())
 }
 
+/// Rows `ids` of `account` as they stand in `views` now, not opened
+/// ([`kledger_state::ViewStore::rows_unopened`]), each only if `p` may read it: what
+/// [`readable_rows_at`] gives at a present `at` (not [`At::is_past`]), still sealed. Every field
+/// a read checks (status, times, kind, tenant, visibility, grants, sensitivity level) is
+/// unsealed, so the reader opens only the rows it answers with
+/// ([`kledger_state::ViewStore::open_rows`]).
+pub fn readable_unopened_now(
+    views: &kledger_state::ViewStore,
+    p: &Principal,
+    account: &str,
+    ids: &[&str],
+    at: At,
+) -> Result<Vec<Option<Row>>, ApiError> {
+    debug_assert!(!at.is_past(), "a past read reads versions as they stood");
+    Ok(views
+        .rows_unopened(account, ids)?
+        .into_iter()
+        .map(|v| {
+            v.and_then(|v| bitemporal::as_of(v, at.as_of))
+                .filter(|r| may_read(p, r))
+        })
+        .collect())
+}
+
 /// Row `id` of `account` as it stood at `at`, if it existed then (no access check).
 pub fn row_at(api: &Api, account: &str, id: &str, at: At) -> Result<Option<Row>, ApiError> {
     let views = api.views.get();

@@ -16,7 +16,7 @@ use kledger_processors::access::Principal;
 use kledger_processors::authority;
 use kledger_schemas::Row;
 
-use super::at::{At, readable_rows_at};
+use super::at::{At, readable_rows_at, readable_unopened_now};
 use super::{Api, ApiError};
 
 /// Rows sharing a subject and slot a read looks through for a row's rivals (and at a past time,
@@ -55,22 +55,27 @@ pub fn contested_in(
     };
     if !at.is_past() && views.slots_indexed()? {
         // Now, only a row that shares one of `rows`' subject and slot can contest it: the slot
-        // index has them (a few rows, not the entity's whole timeline), each opened once.
-        let mut rivals: BTreeSet<String> = BTreeSet::new();
+        // index has them (a few rows, not the entity's whole timeline). Who wins reads
+        // unsealed fields only (subject, slot, status, times, authority, class), so they are
+        // not opened: a rival counts if `p` may read it and it is current, and its data key is
+        // there (a row whose purge is folding shows nowhere, so it contests nothing).
         let mut seen = BTreeSet::new();
-        for row in rows {
-            if let Some(key) = authority::conflict_key(row)
-                && seen.insert(key)
-            {
-                rivals.extend(views.slot_rivals(account, row, CONFLICT_SCAN_MAX)?);
-            }
-        }
-        let ids: Vec<&str> = rivals
+        let keyed: Vec<&Row> = rows
             .iter()
-            .map(String::as_str)
-            .filter(|id| !mine.contains(id))
+            .filter(|r| authority::conflict_key(r).is_some_and(|k| seen.insert(k)))
             .collect();
-        add(&mut pool, &ids)?;
+        let rivals: BTreeSet<String> = views
+            .slot_rivals_each(account, keyed, CONFLICT_SCAN_MAX)?
+            .into_iter()
+            .flatten()
+            .filter(|id| !mine.contains(id.as_str()))
+            .collect();
+        let ids: Vec<&str> = rivals.iter().map(String::as_str).collect();
+        let current = readable_unopened_now(&views, p, account, &ids, at)?
+            .into_iter()
+            .map(|r| r.filter(|r| r.slot.is_some() && r.is_current(at.as_of)))
+            .collect();
+        pool.extend(views.keyed_rows(account, current)?.into_iter().flatten());
     } else {
         let keys: BTreeSet<_> = rows.iter().filter_map(authority::conflict_key).collect();
         for entity in entities {

@@ -21,7 +21,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
-use super::at::{At, readable_rows_at};
+use super::at::{At, readable_rows_at, readable_unopened_now};
 use super::policy::{self, Ask};
 use super::read::{after_wait, finish};
 use super::waits::caught_up;
@@ -237,11 +237,6 @@ pub fn rank(
     keywords: &KeywordThreads,
 ) -> Result<Vec<(Uuid, f32)>, VectorError> {
     let depth = limit * fusion.depth;
-    // The keyword provider runs here after the dense query. It needs no embedding and ran on a
-    // keyword thread beside the model once, but that saved nothing at the median and added to
-    // the tail (the vectors bench at 99,480 points: search p99 1.90 ms against 2.22-2.52; the
-    // model is bound by memory bandwidth, which a query beside it shares).
-    let by_keyword = || keyword(index.as_ref(), filter, query, depth);
     let started = Instant::now();
     // The query as asked and, when it names someone, without the names: one batch (the model
     // streams its weights once for both).
@@ -275,28 +270,27 @@ pub fn rank(
         }
         None => None,
     };
-    let by_vector = index.query(QueryVector::Dense(asked_vector), filter, depth)?;
+    // The asked query's neighbours and BM25's best, in one request (the filter read once). The
+    // keyword query needs no embedding and ran on a keyword thread beside the model once, but
+    // that saved nothing at the median and added to the tail (the model is bound by memory
+    // bandwidth, which a query beside it shares); so did a keyword thread beside the dense
+    // query (the hand-over's own tail).
+    let sparse = Bm25::default().query(query);
+    let mut queries = vec![(QueryVector::Dense(asked_vector), depth)];
+    if !sparse.indices.is_empty() {
+        queries.push((QueryVector::Sparse(sparse), depth));
+    }
+    let mut lists = index.query_each(queries, filter)?.into_iter();
+    let (by_vector, by_keyword) = (
+        lists.next().unwrap_or_default(),
+        lists.next().unwrap_or_default(),
+    );
     let by_nameless = match by_nameless {
         Some(wait) => wait()?,
         None => by_vector.clone(),
     };
-    let by_keyword = by_keyword()?;
-    Ok(fusion.fuse(&by_vector, &by_nameless, &by_keyword))
-}
-
-/// BM25's best `depth` candidates of `query` under `filter`.
-fn keyword(
-    index: &dyn VectorIndex,
-    filter: &serde_json::Value,
-    query: &str,
-    depth: usize,
-) -> Result<Vec<(Uuid, f32)>, VectorError> {
-    let sparse = Bm25::default().query(query);
-    if sparse.indices.is_empty() {
-        Ok(Vec::new())
-    } else {
-        index.query(QueryVector::Sparse(sparse), filter, depth)
-    }
+    let f = fusion.fuse(&by_vector, &by_nameless, &by_keyword);
+    Ok(f)
 }
 
 /// `query`'s answer, found on a keyword thread while the caller goes on; when no thread could
@@ -433,48 +427,95 @@ pub fn search_knowledge(
     )
     .map_err(ApiError::internal)?;
     let mut results: Vec<(Handle, Row)> = Vec::new();
+    // Whether a readable candidate answers: active, current at the read's time, of a kind asked.
+    let answers = |row: &Row| {
+        row.status == Status::Active
+            && row.is_current(when.as_of)
+            && (req.kinds.is_empty() || req.kinds.contains(&row.kind))
+    };
     // Hydrate (the row as it stood at the read's time) and check again: the index may lag the
-    // view store, or be wrong. Candidates are read `limit` at a time, in one batched read
-    // each, until `limit` pass.
-    for batch in ranked.chunks(limit) {
-        if results.len() >= limit {
-            break;
-        }
-        let ids: Vec<String> = batch
-            .iter()
-            .map(|(id, _)| memory_id_of(id.as_u128()))
-            .collect();
-        let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-        let rows = readable_rows_at(api, p, &account, &ids, when)?;
-        for (row, (_, score)) in rows.into_iter().zip(batch) {
-            let Some(row) = row else {
-                continue;
-            };
-            if results.len() >= limit
-                || row.status != Status::Active
-                || !row.is_current(when.as_of)
-                || (!req.kinds.is_empty() && !req.kinds.contains(&row.kind))
-            {
-                continue;
+    // view store, or be wrong.
+    if past {
+        // Candidates are read `limit` at a time, in one batched read each, until `limit` pass.
+        for batch in ranked.chunks(limit) {
+            if results.len() >= limit {
+                break;
             }
-            results.push((
-                Handle {
-                    memory_id: row.memory_id.clone(),
-                    kind: row.kind,
-                    slot: row.slot.clone(),
-                    content: row.content.clone(),
-                    assertion_class: row.assertion_class,
-                    score: *score,
-                    contested_by: None,
-                },
-                row,
-            ));
+            let ids = memory_ids(batch);
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            for (row, (_, score)) in readable_rows_at(api, p, &account, &ids, when)?
+                .into_iter()
+                .zip(batch)
+            {
+                if let Some(row) = row.filter(|r| answers(r))
+                    && results.len() < limit
+                {
+                    results.push(handled(row, *score));
+                }
+            }
+        }
+    } else {
+        // Now, every field the checks read is unsealed: candidates are read sealed, a quarter
+        // more than `limit` at a time (a few that are not current need no second read; each
+        // row read is a cold lookup after the model has run), and only the rows that answer
+        // are opened (a row whose data key is gone, its purge folding, opens to none and the
+        // next is taken).
+        let views = api.views.get();
+        for batch in ranked.chunks(limit + limit.div_ceil(4)) {
+            if results.len() >= limit {
+                break;
+            }
+            let ids = memory_ids(batch);
+            let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+            let mut answering = readable_unopened_now(&views, p, &account, &ids, when)?
+                .into_iter()
+                .zip(batch)
+                .filter_map(|(row, (_, score))| row.filter(|r| answers(r)).map(|r| (r, *score)));
+            while results.len() < limit {
+                let (rows, scores): (Vec<Option<Row>>, Vec<f32>) = answering
+                    .by_ref()
+                    .take(limit - results.len())
+                    .map(|(r, s)| (Some(r), s))
+                    .unzip();
+                if rows.is_empty() {
+                    break;
+                }
+                for (row, score) in views.open_rows(&account, rows)?.into_iter().zip(scores) {
+                    if let Some(row) = row {
+                        results.push(handled(row, score));
+                    }
+                }
+            }
         }
     }
     let rows: Vec<Row> = results.iter().map(|(_, r)| r.clone()).collect();
     let contested = super::conflicts::contested_in(api, p, &account, &rows, when)?;
     let results = winners_first(results.into_iter().map(|(h, _)| h).collect(), &contested);
     Ok(SearchAnswer { results })
+}
+
+/// A result: its handle, and the row kept for the conflict check.
+fn handled(row: Row, score: f32) -> (Handle, Row) {
+    (
+        Handle {
+            memory_id: row.memory_id.clone(),
+            kind: row.kind,
+            slot: row.slot.clone(),
+            content: row.content.clone(),
+            assertion_class: row.assertion_class,
+            score,
+            contested_by: None,
+        },
+        row,
+    )
+}
+
+/// The memory ids of ranked point ids.
+fn memory_ids(batch: &[(Uuid, f32)]) -> Vec<String> {
+    batch
+        .iter()
+        .map(|(id, _)| memory_id_of(id.as_u128()))
+        .collect()
 }
 
 /// `results` with each loser of a conflict marked `contested_by` its winner, and each winner

@@ -7,7 +7,8 @@ pub use edge::*;
 /// (the sparse walk against a from-scratch computation, the pending flag buffer against a map
 /// model, the payload JSON writer against serde_json, freed payload blocks zeroed) and of its
 /// shard-level switches (the
-/// write-ahead log off, in-memory and deferred payload indexes, through `EdgeShard`),
+/// write-ahead log off, in-memory and deferred payload indexes, search without payloads,
+/// through `EdgeShard`),
 /// panicking on a difference. This crate's own test build does not compile as
 /// published, so kledger's tests call this instead.
 #[doc(hidden)]
@@ -18,6 +19,7 @@ pub fn kledger_patch_self_checks() {
     edge::kledger_checks::rewrites_apply_across_reopens_with_the_log_off();
     edge::kledger_checks::appendable_indexes_in_memory_and_on_disk();
     edge::kledger_checks::deferred_indexes_are_rebuilt_at_reopen();
+    edge::kledger_checks::searches_without_payload_answer_as_with_it();
     gridstore::kledger_gridstore_check::freed_values_are_zeroed();
 }
 mod bm25;

@@ -1,5 +1,5 @@
-//! kledger patch (`KLEDGER-PATCH.md`, changes 2, 4 and 6): the fork's own checks of the
-//! shard-level switches, through `EdgeShard`'s public calls only. Not `#[test]`s (the published
+//! kledger patch (`KLEDGER-PATCH.md`, changes 2, 4, 6 and 10): the fork's own checks of the
+//! shard-level switches and of search's answers, through `EdgeShard`'s public calls only. Not `#[test]`s (the published
 //! crate's test build does not compile); run by [`crate::kledger_patch_self_checks`]. They set
 //! the process-wide in-memory switch (change 4) and restore it; a caller that opens shards on
 //! other threads meanwhile must hold its own lock around them.
@@ -11,9 +11,10 @@ use serde_json::json;
 
 use crate::edge::{
     CountRequest, CreateIndex, Distance, EdgeConfig, EdgeShard, EdgeVectorParams,
-    FieldIndexOperations, Filter, JsonPath, Payload, PayloadFieldSchema, PayloadSchemaType,
-    PointId, PointInsertOperations, PointOperations, UpdateOperation, Vector, Vectors,
-    WithPayloadInterface,
+    FieldIndexOperations, Filter, JsonPath, NamedQuery, Payload, PayloadFieldSchema,
+    PayloadSchemaType, PointId, PointInsertOperations, PointOperations, QueryEnum, QueryRequest,
+    ScoringQuery, UpdateOperation, Vector, VectorInternal, Vectors, WithPayloadInterface,
+    WithVector,
 };
 use crate::segment::index::field_index::{
     in_memory_appendable_indexes, set_in_memory_appendable_indexes,
@@ -252,4 +253,61 @@ pub(crate) fn deferred_indexes_are_rebuilt_at_reopen() {
     assert_eq!(counts(&shard), expected(0), "reopened: rebuilt from the payloads");
     write_round(&shard, 1);
     assert_eq!(counts(&shard), expected(1), "reopened and written: indexed again");
+}
+
+/// Change 10: a search asking for neither payload nor vectors answers what one asking for
+/// them answers (the same points, scores and versions, in the same order), on a shard whose
+/// points were rewritten (old offsets deleted) and partly deleted, with and without a filter.
+pub(crate) fn searches_without_payload_answer_as_with_it() {
+    let _switch = SwitchGuard(in_memory_appendable_indexes());
+    set_in_memory_appendable_indexes(true);
+    let dir = TempDir::new("search");
+    let shard = load(&dir.0, false);
+    for round in 0..3 {
+        write_round(&shard, round);
+    }
+    let gone: Vec<PointId> = (0..POINTS).filter(|i| i % 7 == 0).map(PointId::NumId).collect();
+    shard
+        .update(UpdateOperation::PointOperation(PointOperations::DeletePoints {
+            ids: gone,
+        }))
+        .unwrap();
+    let search = |q: [f32; 4], filter: Option<serde_json::Value>, with: bool| {
+        shard
+            .query(QueryRequest {
+                prefetches: vec![],
+                query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                    VectorInternal::Dense(q.to_vec()),
+                    "d",
+                )))),
+                filter: filter.map(|f| serde_json::from_value::<Filter>(f).unwrap()),
+                score_threshold: None,
+                limit: 40,
+                offset: 0,
+                params: None,
+                with_vector: WithVector::Bool(with),
+                with_payload: WithPayloadInterface::Bool(with),
+            })
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.id, p.score.to_bits(), p.version))
+            .collect::<Vec<_>>()
+    };
+    for (n, q) in [[1.0, 3.0, 0.5, 2.0], [0.0, 1.0, 0.0, 0.0], [2.0, -1.0, 1.0, 0.0]]
+        .into_iter()
+        .enumerate()
+    {
+        for filter in [None, Some(json!({"must": [{"key": "k", "match": {"value": "a"}}]}))] {
+            let bare = search(q, filter.clone(), false);
+            assert_eq!(bare.len(), 40, "query {n}: a full answer");
+            assert!(
+                bare.iter().all(|(id, _, _)| match id {
+                    PointId::NumId(i) => i % 7 != 0,
+                    PointId::Uuid(_) => false,
+                }),
+                "query {n}: no deleted point"
+            );
+            assert_eq!(bare, search(q, filter, true), "query {n}");
+        }
+    }
 }

@@ -134,6 +134,42 @@ where
         hw_counter: &HardwareCounterCell,
         is_stopped: &AtomicBool,
     ) -> OperationResult<Vec<ScoredPoint>> {
+        // kledger: with neither payload nor vectors asked for, `retrieve` would only look each
+        // external id up again (a binary search of the id tracker per hit) to learn the offset
+        // the hit already has. The hits are kept as `retrieve` keeps them: deferred offsets
+        // left out, each id once.
+        if !with_payload.enable && matches!(with_vector, WithVector::Bool(false)) {
+            let cutoff = DeferredBehavior::Exclude.apply(self.id_tracker.deferred_internal_id());
+            let mut seen = ahash::AHashSet::with_capacity(internal_result.len());
+            let mut results = Vec::with_capacity(internal_result.len());
+            for ScoredPointOffset { idx, score } in internal_result {
+                if cutoff.is_some_and(|cutoff| idx >= cutoff) {
+                    continue;
+                }
+                let Some(id) = self.id_tracker.external_id(idx) else {
+                    debug_assert!(false, "Point with internal ID {idx} not found in id tracker");
+                    continue;
+                };
+                if !seen.insert(id) {
+                    continue;
+                }
+                let version = self.id_tracker.internal_version(idx).ok_or_else(|| {
+                    OperationError::service_error(format!(
+                        "Corrupter id_tracker, no version for point {id}"
+                    ))
+                })?;
+                results.push(ScoredPoint {
+                    id,
+                    version,
+                    score,
+                    payload: None,
+                    vector: None,
+                    shard_key: None,
+                    order_value: None,
+                });
+            }
+            return Ok(results);
+        }
         let (point_ids, scored_offsets): (Vec<_>, Vec<_>) = internal_result
             .into_iter()
             .filter_map(|scored_point_offset| {
