@@ -162,10 +162,28 @@ fn suite(index: &dyn VectorIndex, marks_dir: &std::path::Path) {
         checked += usize::from(expected > 0);
         // Search returns only points the filter admits.
         let q = embedder.embed(&["lives works likes"]).unwrap().remove(0);
-        for (id, _) in index.query(QueryVector::Dense(q), &f, 10).unwrap() {
+        for (id, _) in index.query(QueryVector::Dense(q.clone()), &f, 10).unwrap() {
             let payload = &before.iter().find(|(u, _)| *u == id).unwrap().1;
             assert!(kledger_testkit::filter::matches(&f, payload));
         }
+        // Both queries in one request (search's) answer as each alone.
+        let sparse = kledger_processors::bm25::Bm25::default().query("lives works likes");
+        assert_eq!(
+            index
+                .query_each(
+                    vec![
+                        (QueryVector::Dense(q.clone()), 10),
+                        (QueryVector::Sparse(sparse.clone()), 7)
+                    ],
+                    &f
+                )
+                .unwrap(),
+            vec![
+                index.query(QueryVector::Dense(q), &f, 10).unwrap(),
+                index.query(QueryVector::Sparse(sparse), &f, 7).unwrap()
+            ],
+            "filter {f}"
+        );
     }
     assert!(checked > 20, "too few principals saw anything ({checked})");
 }

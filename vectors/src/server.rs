@@ -209,9 +209,7 @@ impl ServerIndex {
             erasure: super::ErasureSchedule::default(),
         })
     }
-}
 
-impl ServerIndex {
     /// A nearest-points query of `vector` under `filter`.
     fn query_points(
         &self,

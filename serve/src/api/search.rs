@@ -289,8 +289,7 @@ pub fn rank(
         Some(wait) => wait()?,
         None => by_vector.clone(),
     };
-    let f = fusion.fuse(&by_vector, &by_nameless, &by_keyword);
-    Ok(f)
+    Ok(fusion.fuse(&by_vector, &by_nameless, &by_keyword))
 }
 
 /// `query`'s answer, found on a keyword thread while the caller goes on; when no thread could
