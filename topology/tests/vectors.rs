@@ -686,12 +686,23 @@ fn bm25_document_frequencies_are_the_collections() {
     let a = open_edge(a_dir.path(), options);
     let first = synthetic_points(400, 0);
     a.write_batch(first.clone(), &[]).unwrap();
+    // Each shard keeps the statistics it counted until it is next written: read every term
+    // now and between the writes, so a count kept past a write would show below.
+    let seen: Vec<u32> = first
+        .iter()
+        .flat_map(|p| p.sparse.indices.iter().copied())
+        .collect::<BTreeSet<u32>>()
+        .into_iter()
+        .collect();
+    let before = a.sparse_idf(&seen).unwrap();
+    assert_eq!(a.sparse_idf(&seen).unwrap(), before, "counted again alike");
     // A replaces every fourth point (other words) and deletes every fifth.
     let mut live: BTreeMap<Uuid, kledger_topology::vector::Point> =
         first.into_iter().map(|p| (p.id, p)).collect();
     let replaced: Vec<_> = synthetic_points(400, 1).into_iter().step_by(4).collect();
     let deleted: Vec<Uuid> = live.keys().copied().step_by(5).collect();
     a.write_batch(replaced.clone(), &[]).unwrap();
+    a.sparse_idf(&seen).unwrap();
     a.write_batch(vec![], &deleted).unwrap();
     live.extend(replaced.into_iter().map(|p| (p.id, p)));
     deleted.iter().for_each(|id| drop(live.remove(id)));
@@ -702,7 +713,16 @@ fn bm25_document_frequencies_are_the_collections() {
         .collect();
     let terms: Vec<u32> = terms.into_iter().take(40).chain([u32::MAX]).collect();
     let n = points.len() as f64;
+    // Half of them kept from the read before (all but the new words and the absent term), in
+    // another order and with a repeat: each answers for itself.
     let got = a.sparse_idf(&terms).unwrap();
+    let mut again = terms.clone();
+    again.reverse();
+    again.push(terms[0]);
+    let mut want_again = got.clone();
+    want_again.reverse();
+    want_again.push(got[0]);
+    assert_eq!(a.sparse_idf(&again).unwrap(), want_again);
     for (t, g) in terms.iter().zip(got) {
         let df = points
             .iter()
