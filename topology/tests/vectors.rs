@@ -392,6 +392,83 @@ fn a_sharded_collection_answers_as_one_shard_does() {
 }
 
 #[test]
+fn searches_and_writes_at_once_neither_wait_forever_nor_see_another_owner() {
+    // A search holds every shard's read lock through its queries (and shares each segment's
+    // filtered points between them, vendored change 11) while each shard's writer takes its
+    // own write lock: two searching threads and the writers rewriting every point must all
+    // finish, and every answer keep to the filter's owner.
+    use kledger_topology::vector::edge::EdgeOptions;
+    let dir = tempfile::tempdir().unwrap();
+    let index = Arc::new(open_edge(
+        dir.path(),
+        EdgeOptions {
+            shards: 3,
+            seal_points: 120,
+            ..Default::default()
+        },
+    ));
+    let owners: BTreeMap<Uuid, String> = synthetic_points(400, 0)
+        .into_iter()
+        .map(|p| (p.id, p.payload["owner_id"].as_str().unwrap().to_owned()))
+        .collect();
+    index.write_batch(synthetic_points(400, 0), &[]).unwrap();
+    /// Says a thread ended, by finishing or by failing (its join then fails the test).
+    struct Ended(std::sync::mpsc::Sender<()>);
+    impl Drop for Ended {
+        fn drop(&mut self) {
+            let _ = self.0.send(());
+        }
+    }
+    let (done, finished) = std::sync::mpsc::channel();
+    let mut threads = Vec::new();
+    {
+        let (index, ended) = (index.clone(), Ended(done.clone()));
+        threads.push(std::thread::spawn(move || {
+            let _ended = ended;
+            for round in 1..=12 {
+                index
+                    .write_batch(synthetic_points(400, round), &[])
+                    .unwrap();
+            }
+        }));
+    }
+    for reader in 0..2 {
+        let (index, ended, owners) = (index.clone(), Ended(done.clone()), owners.clone());
+        threads.push(std::thread::spawn(move || {
+            let _ended = ended;
+            let hasher = HashEmbedder { dim: 16 };
+            for n in 0..150 {
+                let owner = format!("u_{}", (n + reader) % 4);
+                let f =
+                    serde_json::json!({"must": [{"key": "owner_id", "match": {"value": owner}}]});
+                let e = hasher.embed(&format!("word{} round{}", n % 7, n % 13));
+                let answers = index
+                    .query_each(
+                        vec![
+                            (QueryVector::Dense(e.dense), 8),
+                            (QueryVector::Sparse(e.sparse), 8),
+                        ],
+                        &f,
+                    )
+                    .unwrap();
+                assert_eq!(answers[0].len(), 8, "every owner has 100 points");
+                for (id, _) in answers.iter().flatten() {
+                    assert_eq!(owners[id], owner, "search {n} of reader {reader}");
+                }
+            }
+        }));
+    }
+    for _ in 0..3 {
+        finished
+            .recv_timeout(std::time::Duration::from_secs(120))
+            .expect("a thread neither ended nor failed in two minutes: a lock cycle");
+    }
+    for t in threads {
+        t.join().unwrap();
+    }
+}
+
+#[test]
 fn a_collection_from_before_sharding_opens_as_one_shard() {
     use kledger_topology::vector::edge::EdgeOptions;
     let dir = tempfile::tempdir().unwrap();

@@ -784,6 +784,7 @@ impl EdgeIndex {
     /// [`VectorIndex::query`] under a filter already read.
     fn query_under(
         &self,
+        engines: &[ShardRead<'_>],
         vector: QueryVector,
         filter: &Filter,
         limit: usize,
@@ -792,7 +793,7 @@ impl EdgeIndex {
             QueryVector::Dense(v) => (VectorInternal::Dense(v), DENSE),
             QueryVector::Sparse(s) => {
                 // BM25's IDF over the whole collection: the query's weights times it.
-                let idf = self.sparse_idf(&s.indices)?;
+                let idf = self.sparse_idf_in(engines, &s.indices)?;
                 let values: Vec<f32> = s.values.iter().zip(idf).map(|(w, i)| w * i).collect();
                 (
                     Vector::new_sparse(s.indices, values).map_err(err)?.0,
@@ -801,8 +802,8 @@ impl EdgeIndex {
             }
         };
         let ask = |want: usize| -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
-            let mut per_shard = Vec::with_capacity(self.shards.len());
-            for shard in &self.shards {
+            let mut per_shard = Vec::with_capacity(engines.len());
+            for engine in engines {
                 let req = QueryRequest {
                     prefetches: vec![],
                     query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
@@ -817,7 +818,7 @@ impl EdgeIndex {
                     with_vector: WithVector::Bool(false),
                     with_payload: WithPayloadInterface::Bool(false),
                 };
-                let found = shard.read()?.query(req).map_err(err)?;
+                let found = engine.query(req).map_err(err)?;
                 per_shard.push(
                     found
                         .into_iter()
@@ -836,9 +837,18 @@ impl EdgeIndex {
     /// replicas holding the same points score alike whatever their segments' history. What
     /// sparse queries weigh their terms with.
     pub fn sparse_idf(&self, indices: &[u32]) -> Result<Vec<f32>, VectorError> {
+        self.sparse_idf_in(&self.read_all()?, indices)
+    }
+
+    /// [`EdgeIndex::sparse_idf`] with every shard read-locked (`engines`, in shard order).
+    fn sparse_idf_in(
+        &self,
+        engines: &[ShardRead<'_>],
+        indices: &[u32],
+    ) -> Result<Vec<f32>, VectorError> {
         let (mut n, mut df) = (0, vec![0; indices.len()]);
-        for shard in &self.shards {
-            let (sn, sdf) = shard.document_frequencies(&*shard.read()?, indices)?;
+        for (shard, engine) in self.shards.iter().zip(engines) {
+            let (sn, sdf) = shard.document_frequencies(engine, indices)?;
             n += sn;
             df.iter_mut().zip(sdf).for_each(|(a, b)| *a += b);
         }
@@ -926,6 +936,12 @@ impl EdgeIndex {
     }
 
     /// Filtered reads need the in-memory indexes a build-only index does not keep.
+    /// Every shard read-locked, in shard order (always this order, so two readers and the
+    /// writers, which lock one shard each, never wait on each other in a cycle).
+    fn read_all(&self) -> Result<Vec<ShardRead<'_>>, VectorError> {
+        self.shards.iter().map(|s| s.read()).collect()
+    }
+
     fn searchable(&self) -> Result<(), VectorError> {
         if self.build_only {
             return Err(VectorError::Backend(format!(
@@ -1019,10 +1035,12 @@ impl VectorIndex for EdgeIndex {
         limit: usize,
     ) -> Result<Vec<(Uuid, f32)>, VectorError> {
         self.searchable()?;
-        self.query_under(vector, &*self.filter_of(f)?, limit)
+        self.query_under(&self.read_all()?, vector, &*self.filter_of(f)?, limit)
     }
 
-    /// [`VectorIndex::query`] of each, the filter read once.
+    /// [`VectorIndex::query`] of each, the filter read once, every shard read-locked through
+    /// them all, and each segment's list of the points the filter matches read once (vendored
+    /// change 11: the later queries take the first's list).
     fn query_each(
         &self,
         queries: Vec<(QueryVector, usize)>,
@@ -1030,10 +1048,13 @@ impl VectorIndex for EdgeIndex {
     ) -> Result<Vec<Vec<(Uuid, f32)>>, VectorError> {
         self.searchable()?;
         let filter = self.filter_of(f)?;
-        queries
-            .into_iter()
-            .map(|(vector, limit)| self.query_under(vector, &filter, limit))
-            .collect()
+        let engines = self.read_all()?;
+        qdrant_edge::sharing_filtered_points(|| {
+            queries
+                .into_iter()
+                .map(|(vector, limit)| self.query_under(&engines, vector, &filter, limit))
+                .collect()
+        })
     }
 
     fn count(&self, f: &Value) -> Result<usize, VectorError> {

@@ -8,6 +8,7 @@ pub use edge::*;
 /// model, the payload JSON writer against serde_json, freed payload blocks zeroed) and of its
 /// shard-level switches (the
 /// write-ahead log off, in-memory and deferred payload indexes, search without payloads,
+/// searches sharing their filters' points,
 /// through `EdgeShard`),
 /// panicking on a difference. This crate's own test build does not compile as
 /// published, so kledger's tests call this instead.
@@ -20,6 +21,7 @@ pub fn kledger_patch_self_checks() {
     edge::kledger_checks::appendable_indexes_in_memory_and_on_disk();
     edge::kledger_checks::deferred_indexes_are_rebuilt_at_reopen();
     edge::kledger_checks::searches_without_payload_answer_as_with_it();
+    edge::kledger_checks::searches_sharing_filtered_points_answer_as_alone();
     gridstore::kledger_gridstore_check::freed_values_are_zeroed();
 }
 mod bm25;

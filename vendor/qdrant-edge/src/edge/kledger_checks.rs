@@ -1,4 +1,4 @@
-//! kledger patch (`KLEDGER-PATCH.md`, changes 2, 4, 6 and 10): the fork's own checks of the
+//! kledger patch (`KLEDGER-PATCH.md`, changes 2, 4, 6, 10 and 11): the fork's own checks of the
 //! shard-level switches and of search's answers, through `EdgeShard`'s public calls only. Not `#[test]`s (the published
 //! crate's test build does not compile); run by [`crate::kledger_patch_self_checks`]. They set
 //! the process-wide in-memory switch (change 4) and restore it; a caller that opens shards on
@@ -19,7 +19,9 @@ use crate::edge::{
 use crate::segment::index::field_index::{
     in_memory_appendable_indexes, set_in_memory_appendable_indexes,
 };
-use crate::segment::index::struct_payload_index::defer_memory_only_indexes;
+use crate::segment::index::struct_payload_index::{
+    defer_memory_only_indexes, shared_filtered_hits, sharing_filtered_points,
+};
 use crate::shard::operations::point_ops::PointStructPersisted;
 
 const POINTS: u64 = 300;
@@ -310,4 +312,71 @@ pub(crate) fn searches_without_payload_answer_as_with_it() {
             assert_eq!(bare, search(q, filter, true), "query {n}");
         }
     }
+}
+
+/// Change 11: searches in a `sharing_filtered_points` scope answer what they answer alone
+/// (the same points, scores and versions, in the same order), on a shard whose points were
+/// rewritten and partly deleted: two vectors and two limits under one filter, another filter
+/// between them, and no filter; the second search under an equal filter takes the first's
+/// list of points (one per segment), and a scope's lists end with it.
+pub(crate) fn searches_sharing_filtered_points_answer_as_alone() {
+    let _switch = SwitchGuard(in_memory_appendable_indexes());
+    set_in_memory_appendable_indexes(true);
+    let dir = TempDir::new("share");
+    let shard = load(&dir.0, false);
+    for round in 0..3 {
+        write_round(&shard, round);
+    }
+    let gone: Vec<PointId> = (0..POINTS).filter(|i| i % 7 == 0).map(PointId::NumId).collect();
+    shard
+        .update(UpdateOperation::PointOperation(PointOperations::DeletePoints {
+            ids: gone,
+        }))
+        .unwrap();
+    let search = |q: [f32; 4], filter: Option<&serde_json::Value>, limit: usize| {
+        shard
+            .query(QueryRequest {
+                prefetches: vec![],
+                query: Some(ScoringQuery::Vector(QueryEnum::Nearest(NamedQuery::new(
+                    VectorInternal::Dense(q.to_vec()),
+                    "d",
+                )))),
+                filter: filter.map(|f| serde_json::from_value::<Filter>(f.clone()).unwrap()),
+                score_threshold: None,
+                limit,
+                offset: 0,
+                params: None,
+                with_vector: WithVector::Bool(false),
+                with_payload: WithPayloadInterface::Bool(false),
+            })
+            .unwrap()
+            .into_iter()
+            .map(|p| (p.id, p.score.to_bits(), p.version))
+            .collect::<Vec<_>>()
+    };
+    let a = json!({"must": [{"key": "k", "match": {"value": "a"}}, {"key": "b", "match": {"value": true}}]});
+    let small = json!({"must": [{"key": "n", "range": {"lt": 1000}}]});
+    let asks: Vec<([f32; 4], Option<&serde_json::Value>, usize)> = vec![
+        ([1.0, 3.0, 0.5, 2.0], Some(&a), 10),
+        ([0.0, 1.0, 0.0, 0.0], Some(&small), 10),
+        ([2.0, -1.0, 1.0, 0.0], Some(&a), 10),
+        ([2.0, -1.0, 1.0, 0.0], Some(&a), 40),
+        ([2.0, -1.0, 1.0, 0.0], None, 40),
+        ([0.0, 1.0, 0.0, 0.0], Some(&small), 40),
+    ];
+    let alone: Vec<_> = asks.iter().map(|&(q, f, l)| search(q, f, l)).collect();
+    assert!(alone.iter().all(|a| !a.is_empty()), "every search finds points");
+    let before = shared_filtered_hits();
+    let shared: Vec<_> = sharing_filtered_points(|| {
+        asks.iter().map(|&(q, f, l)| search(q, f, l)).collect()
+    });
+    let taken = shared_filtered_hits() - before;
+    assert_eq!(shared, alone, "searches sharing their filters' points");
+    // Filter `a` is asked three times and `small` twice: every later ask of each segment's
+    // list is taken (the shard has at least one segment).
+    assert!(taken >= 3, "lists taken: {taken}");
+    assert_eq!(taken % 3, 0, "three later asks per segment: {taken}");
+    let after = shared_filtered_hits();
+    search([1.0, 3.0, 0.5, 2.0], Some(&a), 10);
+    assert_eq!(shared_filtered_hits(), after, "the lists end with the scope");
 }

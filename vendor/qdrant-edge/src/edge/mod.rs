@@ -35,6 +35,8 @@ pub use reexports::*;
 pub use crate::segment::index::field_index::set_in_memory_appendable_indexes;
 /// kledger patch (`KLEDGER-PATCH.md`, change 6).
 pub use crate::segment::index::struct_payload_index::defer_memory_only_indexes;
+/// kledger patch (`KLEDGER-PATCH.md`, change 11).
+pub use crate::segment::index::struct_payload_index::sharing_filtered_points;
 use crate::segment::entry::ReadSegmentEntry as _;
 use crate::segment::segment_constructor::{load_segment, normalize_segment_dir};
 use crate::shard::files::{PAYLOAD_INDEX_CONFIG_FILE, SEGMENTS_PATH};

@@ -3,6 +3,9 @@ mod payload_index;
 mod read_view;
 
 pub use read_view::StructPayloadIndexReadView;
+/// kledger patch (`KLEDGER-PATCH.md`, change 11).
+pub use read_view::sharing_filtered_points;
+pub(crate) use read_view::shared_filtered_hits;
 
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,10 @@ mod optimizer;
 mod payload_index_read;
 mod value_retriever;
 
+/// kledger patch (`KLEDGER-PATCH.md`, change 11).
+pub use payload_index_read::sharing_filtered_points;
+pub(crate) use payload_index_read::shared_filtered_hits;
+
 #[cfg(test)]
 #[cfg(feature = "testing")]
 mod tests;

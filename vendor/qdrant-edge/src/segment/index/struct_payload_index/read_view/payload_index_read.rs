@@ -1,3 +1,4 @@
+use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::sync::atomic::AtomicBool;
 
@@ -69,9 +70,21 @@ where
         hw_counter: &HardwareCounterCell,
         is_stopped: &AtomicBool,
     ) -> OperationResult<Vec<PointOffsetType>> {
+        // kledger patch (change 11): within `sharing_filtered_points`, the points this
+        // segment's filter matched the first time it was asked.
+        let key = SHARED_FILTERED
+            .with(|s| s.borrow().is_some())
+            .then(|| (std::ptr::from_ref(self.field_indexes) as usize, filter.clone()));
+        if let Some(key) = &key
+            && let Some(points) =
+                SHARED_FILTERED.with(|s| s.borrow().as_ref().and_then(|m| m.get(key).cloned()))
+        {
+            SHARED_HITS.with(|h| h.set(h.get() + 1));
+            return Ok(points);
+        }
         // Assume query is already estimated to be small enough so we can iterate over all matched ids
         let query_cardinality = self.estimate_cardinality(filter, hw_counter)?;
-        let result = self
+        let result: Vec<PointOffsetType> = self
             .iter_filtered_points(
                 filter,
                 &query_cardinality,
@@ -80,6 +93,15 @@ where
                 DeferredBehavior::Exclude,
             )?
             .collect();
+        if let Some(key) = key
+            && !is_stopped.load(std::sync::atomic::Ordering::Relaxed)
+        {
+            SHARED_FILTERED.with(|s| {
+                if let Some(m) = s.borrow_mut().as_mut() {
+                    m.insert(key, result.clone());
+                }
+            });
+        }
         Ok(result)
     }
 
@@ -275,4 +297,49 @@ where
     ) -> OperationResult<Payload> {
         self.payload.borrow().get_sequential(point_id, hw_counter)
     }
+}
+
+thread_local! {
+    /// kledger patch (change 11): the points each segment's filters matched in this thread's
+    /// `sharing_filtered_points` scope, by segment (its field indexes' address, fixed while
+    /// the segment lives) and filter; `None` outside a scope.
+    static SHARED_FILTERED: RefCell<Option<HashMap<(usize, Filter), Vec<PointOffsetType>>>> =
+        const { RefCell::new(None) };
+    /// Answers taken from `SHARED_FILTERED` on this thread (the fork's check reads it).
+    static SHARED_HITS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// kledger patch (change 11): runs `f` with each segment's filtered points read once per
+/// filter on this thread. A plain (exact) search of a segment under a filter first lists the
+/// points the filter matches; a second search of the same segment under an equal filter in
+/// `f` (another vector, or a deeper limit) takes that list instead of reading the payload
+/// indexes again. The caller keeps every segment searched in `f` from being written meanwhile
+/// (kledger holds its shards' read locks through the scope). A scope inside another shares
+/// the outer one's lists.
+pub fn sharing_filtered_points<T>(f: impl FnOnce() -> T) -> T {
+    /// Ends the scope it opened, also when `f` panics.
+    struct End(bool);
+    impl Drop for End {
+        fn drop(&mut self) {
+            if self.0 {
+                SHARED_FILTERED.with(|s| *s.borrow_mut() = None);
+            }
+        }
+    }
+    let opened = SHARED_FILTERED.with(|s| {
+        let mut s = s.borrow_mut();
+        let open = s.is_none();
+        if open {
+            *s = Some(HashMap::new());
+        }
+        open
+    });
+    let _end = End(opened);
+    f()
+}
+
+/// kledger patch (change 11): how many filtered point lists this thread has taken from a
+/// `sharing_filtered_points` scope.
+pub(crate) fn shared_filtered_hits() -> u64 {
+    SHARED_HITS.with(Cell::get)
 }
