@@ -235,6 +235,12 @@ impl std::fmt::Debug for EdgeIndex {
     }
 }
 
+/// A lock whose holder cannot leave its data half-written (the kept filters and statistics
+/// are replaced or cleared whole), so a panic elsewhere while it was held does not poison it.
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
 fn filter(v: &Value) -> Result<Filter, VectorError> {
     serde_json::from_value(v.clone()).map_err(|e| VectorError::Filter(e.to_string()))
 }
@@ -459,15 +465,8 @@ impl Shard {
             .engine
             .write()
             .map_err(|_| VectorError::Backend("shard lock poisoned".into()))?;
-        *self.frequencies() = Frequencies::default();
+        *lock(&self.frequencies) = Frequencies::default();
         Ok(guard)
-    }
-
-    fn frequencies(&self) -> std::sync::MutexGuard<'_, Frequencies> {
-        // The statistics are plain numbers: a panic while they were held leaves them whole.
-        self.frequencies
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The shard's points left and each of `indices`' document frequency among them, as
@@ -478,8 +477,8 @@ impl Shard {
         engine: &EdgeShard,
         indices: &[u32],
     ) -> Result<(usize, Vec<usize>), VectorError> {
-        let (mut points, mut df) = {
-            let known = self.frequencies();
+        let (points, mut df) = {
+            let known = lock(&self.frequencies);
             let df: Vec<Option<usize>> = indices
                 .iter()
                 .map(|i| known.terms.get(i).copied())
@@ -491,26 +490,27 @@ impl Shard {
             .zip(&df)
             .filter_map(|(i, d)| d.is_none().then_some(*i))
             .collect();
-        if points.is_none() || !missing.is_empty() {
-            let (n, counted) = engine
-                .sparse_document_frequencies(SPARSE, &missing)
-                .map_err(err)?;
-            let counted: HashMap<u32, usize> = missing.iter().copied().zip(counted).collect();
-            for (i, d) in indices.iter().zip(df.iter_mut()) {
-                if d.is_none() {
-                    *d = counted.get(i).copied();
+        let points = match points {
+            Some(n) if missing.is_empty() => n,
+            _ => {
+                let (n, counted) = engine
+                    .sparse_document_frequencies(SPARSE, &missing)
+                    .map_err(err)?;
+                // `counted` follows `missing`, the unknown places of `df` in order.
+                for (d, c) in df.iter_mut().filter(|d| d.is_none()).zip(&counted) {
+                    *d = Some(*c);
                 }
+                let mut known = lock(&self.frequencies);
+                if known.terms.len() + missing.len() > FREQUENCY_TERMS {
+                    known.terms.clear();
+                }
+                known.points = Some(n);
+                known.terms.extend(missing.into_iter().zip(counted));
+                n
             }
-            let mut known = self.frequencies();
-            if known.terms.len() + counted.len() > FREQUENCY_TERMS {
-                known.terms.clear();
-            }
-            known.points = Some(n);
-            known.terms.extend(counted);
-            points = Some(n);
-        }
+        };
         Ok((
-            points.unwrap_or_default(),
+            points,
             df.into_iter().map(Option::unwrap_or_default).collect(),
         ))
     }
@@ -763,17 +763,11 @@ impl EdgeIndex {
     /// `f` read into the engine's form, or the form read before for the same JSON.
     fn filter_of(&self, f: &Value) -> Result<Arc<Filter>, VectorError> {
         let key = f.to_string();
-        let kept = || {
-            // Filters read are whole or absent: a panic while the map was held leaves it whole.
-            self.filters
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        if let Some(read) = kept().get(&key) {
+        if let Some(read) = lock(&self.filters).get(&key) {
             return Ok(read.clone());
         }
         let read = Arc::new(filter(f)?);
-        let mut filters = kept();
+        let mut filters = lock(&self.filters);
         if filters.len() >= FILTERS_KEPT {
             filters.clear();
         }
