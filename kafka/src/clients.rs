@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::mpsc::Sender;
 use std::time::{Duration, Instant};
 
-use rdkafka::config::ClientConfig;
+use rdkafka::config::{ClientConfig, RDKafkaLogLevel};
 use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext, Rebalance};
 use rdkafka::error::KafkaResult;
 use rdkafka::message::{Message, ToBytes};
@@ -419,19 +419,67 @@ fn passthrough(c: &mut ClientConfig, props: &std::collections::BTreeMap<String, 
     }
 }
 
-/// The restore consumer's context: it reads to the end of each partition on purpose, so
-/// librdkafka's end-of-partition reports are not errors.
+/// The context of a to-the-end reader's consumer (restore, keys, rebuilds, replay): it reads to
+/// the end of each partition on purpose, so librdkafka's end-of-partition reports are not
+/// errors; and it uses no group coordinator, so that connection's failures are not either
+/// ([`coordinator_report`]).
 #[derive(Debug, Default, Clone, Copy)]
 pub struct RestoreContext;
 
 impl ClientContext for RestoreContext {
+    fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
+        let level = if coordinator_report(log_message) {
+            RDKafkaLogLevel::Debug
+        } else {
+            level
+        };
+        match level {
+            RDKafkaLogLevel::Emerg
+            | RDKafkaLogLevel::Alert
+            | RDKafkaLogLevel::Critical
+            | RDKafkaLogLevel::Error => {
+                tracing::error!(target: "librdkafka", "librdkafka: {fac} {log_message}")
+            }
+            RDKafkaLogLevel::Warning => {
+                tracing::warn!(target: "librdkafka", "librdkafka: {fac} {log_message}")
+            }
+            RDKafkaLogLevel::Notice | RDKafkaLogLevel::Info => {
+                tracing::info!(target: "librdkafka", "librdkafka: {fac} {log_message}")
+            }
+            RDKafkaLogLevel::Debug => {
+                tracing::debug!(target: "librdkafka", "librdkafka: {fac} {log_message}")
+            }
+        }
+    }
+
     fn error(&self, error: rdkafka::error::KafkaError, reason: &str) {
         if error.rdkafka_error_code() == Some(rdkafka::types::RDKafkaErrorCode::PartitionEOF) {
             tracing::debug!(reason, "restore reached the end of a partition");
+        } else if coordinator_report(reason) {
+            tracing::debug!(error = %error, reason, "restore consumer's coordinator connection");
         } else {
             tracing::error!(error = %error, reason, "restore consumer error");
         }
     }
+}
+
+/// Whether librdkafka's `text` (a log line or an error's reason) is about the consumer's group
+/// coordinator connection (librdkafka's logical `GroupCoordinator` broker), which a to-the-end
+/// reader logs as a debug note whatever its level. Such a reader belongs to a group only because
+/// librdkafka's `assign` needs one: it commits nothing and reads no group offsets, so it never
+/// needs the coordinator; but librdkafka still finds the coordinator and logs in to it, and a
+/// reader that reached its end within a few milliseconds of its start closes that connection
+/// mid-login, which librdkafka reports at ERROR (`SASL authentication error: ... (after 0ms in
+/// state DOWN)`). A login the cluster refuses fails on the reader's fetch connections too
+/// (`.../bootstrap:`, `.../<node id>:`), and those reports keep their level.
+pub fn coordinator_report(text: &str) -> bool {
+    // Log lines start with the thread's name (`[thrd:GroupCoordinator]: `), error reasons not.
+    let text = match text.strip_prefix("[thrd:") {
+        Some(rest) => rest.split_once("]: ").map_or(text, |(_, t)| t),
+        None => text,
+    };
+    text.strip_prefix("GroupCoordinator")
+        .is_some_and(|rest| rest.starts_with(':') || rest.starts_with('/'))
 }
 
 impl ConsumerContext for RestoreContext {}
@@ -585,5 +633,168 @@ pub fn seek_or_retry_later<C: ConsumerContext>(
         Duration::from_secs(30),
     ) {
         tracing::debug!(topic, partition = p, error = %e, "seek failed; trying again later");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::embedded::{EmbeddedBroker, free_port};
+    use kledger_runtime::config::credentials::Credentials;
+    use std::sync::Mutex;
+
+    /// librdkafka's reports to a consumer at WARN or above, and its errors, as they come.
+    #[derive(Clone, Default)]
+    struct Reports(Arc<Mutex<Vec<String>>>);
+
+    impl ClientContext for Reports {
+        fn log(&self, level: RDKafkaLogLevel, _: &str, log_message: &str) {
+            if level as i32 <= RDKafkaLogLevel::Warning as i32 {
+                self.0.lock().unwrap().push(log_message.to_owned());
+            }
+        }
+
+        fn error(&self, _: rdkafka::error::KafkaError, reason: &str) {
+            self.0.lock().unwrap().push(reason.to_owned());
+        }
+    }
+
+    impl ConsumerContext for Reports {}
+
+    impl Reports {
+        /// The reports a to-the-end reader logs at WARN or ERROR.
+        fn loud(&self) -> Vec<String> {
+            self.0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| !coordinator_report(t))
+                .cloned()
+                .collect()
+        }
+
+        fn about_the_coordinator(&self) -> usize {
+            self.0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|t| t.contains("GroupCoordinator"))
+                .count()
+        }
+    }
+
+    /// A to-the-end reader's consumer of the embedded broker logged in as `login`.
+    fn reader(bootstrap: &str, login: &Credentials, reports: &Reports) -> BaseConsumer<Reports> {
+        let props = login.client_properties();
+        let c: BaseConsumer<Reports> =
+            client_at(bootstrap, props.iter().map(|(k, v)| (*k, v.as_str())))
+                .set("group.id", "kledger-apply-restore")
+                .set("enable.auto.commit", "false")
+                .set("enable.partition.eof", "true")
+                .create_with_context(reports.clone())
+                .unwrap();
+        let mut tpl = TopicPartitionList::new();
+        tpl.add_partition_offset("outbox", 0, rdkafka::Offset::Beginning)
+            .unwrap();
+        c.assign(&tpl).unwrap();
+        c
+    }
+
+    /// Issue 49's start that logged an ERROR: a to-the-end reader that closes while its
+    /// group coordinator's login is still going on (readers of empty topics close within
+    /// milliseconds) makes librdkafka report that login failed, at ERROR, though the reader
+    /// never needed the coordinator. Readers closed at every moment of their first quarter
+    /// second must log nothing at WARN or ERROR, and the closes must have cut such logins
+    /// (else this test tried nothing); a reader whose login the broker refuses still reports
+    /// it at ERROR.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_reader_closed_mid_login_logs_no_error_and_a_refused_login_still_does() {
+        // The embedded default's sqlite storage, under the working directory (a tansu rule).
+        let dir = tempfile::tempdir_in(".").unwrap();
+        let name = dir
+            .path()
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let login = Credentials {
+            username: "kledger".into(),
+            password: "5f1b0c7e9a2d4c6b8e0f1a3c5e7b9d1f".into(),
+        };
+        let broker = EmbeddedBroker::start_with(
+            &format!("127.0.0.1:{}", free_port().unwrap()),
+            &format!("sqlite://{name}/tansu.db"),
+            Some(&login),
+        )
+        .await
+        .unwrap();
+        let bootstrap = broker.bootstrap();
+        tokio::task::spawn_blocking(move || {
+            let closed = Reports::default();
+            // Closes 0, 2, 4, ... ms after the start, around again until librdkafka has
+            // reported a cut login three times (bounded).
+            for round in 0..240u64 {
+                if closed.about_the_coordinator() >= 6 {
+                    break;
+                }
+                let c = reader(&bootstrap, &login, &closed);
+                let until = Instant::now() + Duration::from_millis((round % 120) * 2);
+                while Instant::now() < until {
+                    let _ = c.poll(Duration::from_millis(1));
+                }
+            }
+            assert!(
+                closed.about_the_coordinator() > 0,
+                "no close cut a coordinator login: the test tried nothing"
+            );
+            assert_eq!(closed.loud(), Vec::<String>::new());
+
+            let refused = Reports::default();
+            let wrong = Credentials {
+                username: login.username.clone(),
+                password: "not-the-password".into(),
+            };
+            let c = reader(&bootstrap, &wrong, &refused);
+            let deadline = Instant::now() + Duration::from_secs(30);
+            while refused.loud().is_empty() {
+                assert!(Instant::now() < deadline, "a refused login went unreported");
+                let _ = c.poll(Duration::from_millis(50));
+            }
+            assert!(
+                refused.loud().iter().any(|t| t.contains("SASL")),
+                "{:?}",
+                refused.loud()
+            );
+        })
+        .await
+        .unwrap();
+        broker.stop();
+    }
+
+    #[test]
+    fn only_the_coordinators_reports_are_quieted() {
+        let (e, d) = (false, true);
+        for (text, quiet) in [
+            (
+                "[thrd:GroupCoordinator]: GroupCoordinator: SASL SCRAM-SHA-256 mechanism handshake failed: Local: Broker transport failure: broker's supported mechanisms: (n/a) (after 0ms in state DOWN)",
+                d,
+            ),
+            (
+                "GroupCoordinator: SASL authentication error: SaslAuthenticateRequest failed: Local: Broker transport failure (after 0ms in state DOWN)",
+                d,
+            ),
+            (
+                "[thrd:main]: GroupCoordinator/111: Broker nodename changed",
+                d,
+            ),
+            (
+                "[thrd:sasl_plaintext://127.0.0.1:9092/bootstrap]: sasl_plaintext://127.0.0.1:9092/bootstrap: SASL authentication error: Authentication failed during authentication due to invalid credentials (after 3ms in state AUTH_REQ)",
+                e,
+            ),
+            ("127.0.0.1:9092/111: Disconnected", e),
+            ("GroupCoordinatorX: not the coordinator", e),
+        ] {
+            assert_eq!(coordinator_report(text), quiet, "{text}");
+        }
     }
 }
