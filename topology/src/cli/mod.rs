@@ -161,7 +161,7 @@ fn run_cli() -> anyhow::Result<()> {
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    match cli.command {
+    let outcome = match cli.command {
         Command::Run(args) => rt.block_on(args.run(config)),
         Command::Mcp(args) => rt.block_on(args.run(config)),
         Command::Publish(args) => args.run(&config),
@@ -177,8 +177,17 @@ fn run_cli() -> anyhow::Result<()> {
         Command::Rebuild(args) => args.run(&config),
         Command::Repartition(args) => args.run(&config),
         Command::Migrate { command } => command.run(&config),
-    }
+    };
+    // Blocking work a command left behind is not waited out: a start cut short by a signal
+    // leaves checks against the broker it has just stopped (the preflight waits 15 s), and the
+    // demo's extractor waits a minute for receipts. Nothing there is needed for the state to be
+    // right: kledger's state survives a kill at any point.
+    rt.shutdown_timeout(LEFTOVER_WAIT);
+    outcome
 }
+
+/// How long a command's end waits for blocking work it left behind ([`run_cli`]).
+const LEFTOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Waits for Ctrl-C or SIGTERM.
 async fn wait_for_signal() {

@@ -25,13 +25,17 @@ pub(crate) struct RunArgs {
 }
 
 impl RunArgs {
-    /// Runs until a signal, or until the processor ends.
+    /// Runs until a signal, or until the processor ends. One listener hears the signal in
+    /// every phase (start, the demo, running): a signal that came while no listener waited
+    /// would be lost, and the process would run on.
     pub(crate) async fn run(self, config: Config) -> anyhow::Result<()> {
         let http = config.http.listen.clone();
+        let signal = super::wait_for_signal();
+        tokio::pin!(signal);
         // Start waits for an unreachable broker; a signal meanwhile ends the wait.
         let running = tokio::select! {
             r = app::start_roles(config.clone(), self.role) => r?,
-            _ = super::wait_for_signal() => {
+            _ = &mut signal => {
                 eprintln!("stopping");
                 return Ok(());
             }
@@ -43,10 +47,16 @@ impl RunArgs {
             config.api.principals.len()
         );
         if let Some(file) = self.demo {
-            demo(&config, running.partitions, file).await?;
+            tokio::select! {
+                r = demo(&config, running.partitions, file) => r?,
+                _ = &mut signal => {
+                    eprintln!("stopping");
+                    return running.stop().await;
+                }
+            }
         }
         tokio::select! {
-            _ = super::wait_for_signal() => eprintln!("stopping"),
+            _ = &mut signal => eprintln!("stopping"),
             _ = async { while !running.finished() { tokio::time::sleep(Duration::from_millis(200)).await } } => {}
         }
         running.stop().await
