@@ -428,12 +428,10 @@ pub struct RestoreContext;
 
 impl ClientContext for RestoreContext {
     fn log(&self, level: RDKafkaLogLevel, fac: &str, log_message: &str) {
-        let level = if coordinator_report(log_message) {
-            RDKafkaLogLevel::Debug
-        } else {
-            level
-        };
         match level {
+            _ if coordinator_report(log_message) => {
+                tracing::debug!(target: "librdkafka", "librdkafka: {fac} {log_message}")
+            }
             RDKafkaLogLevel::Emerg
             | RDKafkaLogLevel::Alert
             | RDKafkaLogLevel::Critical
@@ -639,7 +637,7 @@ pub fn seek_or_retry_later<C: ConsumerContext>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::{EmbeddedBroker, free_port};
+    use crate::embedded::test_broker;
     use kledger_runtime::config::credentials::Credentials;
     use std::sync::Mutex;
 
@@ -664,22 +662,18 @@ mod tests {
     impl Reports {
         /// The reports a to-the-end reader logs at WARN or ERROR.
         fn loud(&self) -> Vec<String> {
-            self.0
-                .lock()
-                .unwrap()
+            let reports = self.0.lock().unwrap();
+            reports
                 .iter()
                 .filter(|t| !coordinator_report(t))
                 .cloned()
                 .collect()
         }
 
+        /// The reports a to-the-end reader quiets (those about its group coordinator).
         fn about_the_coordinator(&self) -> usize {
-            self.0
-                .lock()
-                .unwrap()
-                .iter()
-                .filter(|t| t.contains("GroupCoordinator"))
-                .count()
+            let reports = self.0.lock().unwrap();
+            reports.iter().filter(|t| coordinator_report(t)).count()
         }
     }
 
@@ -709,25 +703,11 @@ mod tests {
     /// it at ERROR.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_reader_closed_mid_login_logs_no_error_and_a_refused_login_still_does() {
-        // The embedded default's sqlite storage, under the working directory (a tansu rule).
-        let dir = tempfile::tempdir_in(".").unwrap();
-        let name = dir
-            .path()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
         let login = Credentials {
             username: "kledger".into(),
             password: "5f1b0c7e9a2d4c6b8e0f1a3c5e7b9d1f".into(),
         };
-        let broker = EmbeddedBroker::start_with(
-            &format!("127.0.0.1:{}", free_port().unwrap()),
-            &format!("sqlite://{name}/tansu.db"),
-            Some(&login),
-        )
-        .await
-        .unwrap();
+        let (_dir, broker) = test_broker(Some(&login)).await;
         let bootstrap = broker.bootstrap();
         tokio::task::spawn_blocking(move || {
             let closed = Reports::default();
@@ -773,28 +753,28 @@ mod tests {
 
     #[test]
     fn only_the_coordinators_reports_are_quieted() {
-        let (e, d) = (false, true);
-        for (text, quiet) in [
+        let (loud, quiet) = (false, true);
+        for (text, quieted) in [
             (
                 "[thrd:GroupCoordinator]: GroupCoordinator: SASL SCRAM-SHA-256 mechanism handshake failed: Local: Broker transport failure: broker's supported mechanisms: (n/a) (after 0ms in state DOWN)",
-                d,
+                quiet,
             ),
             (
                 "GroupCoordinator: SASL authentication error: SaslAuthenticateRequest failed: Local: Broker transport failure (after 0ms in state DOWN)",
-                d,
+                quiet,
             ),
             (
                 "[thrd:main]: GroupCoordinator/111: Broker nodename changed",
-                d,
+                quiet,
             ),
             (
                 "[thrd:sasl_plaintext://127.0.0.1:9092/bootstrap]: sasl_plaintext://127.0.0.1:9092/bootstrap: SASL authentication error: Authentication failed during authentication due to invalid credentials (after 3ms in state AUTH_REQ)",
-                e,
+                loud,
             ),
-            ("127.0.0.1:9092/111: Disconnected", e),
-            ("GroupCoordinatorX: not the coordinator", e),
+            ("127.0.0.1:9092/111: Disconnected", loud),
+            ("GroupCoordinatorX: not the coordinator", loud),
         ] {
-            assert_eq!(coordinator_report(text), quiet, "{text}");
+            assert_eq!(coordinator_report(text), quieted, "{text}");
         }
     }
 }

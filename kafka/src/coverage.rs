@@ -415,7 +415,6 @@ fn assigned_partitions(bytes: &[u8], topic: &str) -> anyhow::Result<Vec<i32>> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embedded::{EmbeddedBroker, free_port};
     use crate::topics::{self, Topics};
 
     fn consumer(bootstrap: &str, group: &str) -> BaseConsumer {
@@ -439,21 +438,7 @@ mod tests {
     /// Once a member subscribes to the topic, the group owns it and nothing is unowned.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_formed_group_that_leaves_partitions_unassigned_is_seen_with_no_records_waiting() {
-        // The embedded default's sqlite storage, under the working directory (a tansu rule).
-        let dir = tempfile::tempdir_in(".").unwrap();
-        let name = dir
-            .path()
-            .file_name()
-            .unwrap()
-            .to_string_lossy()
-            .into_owned();
-        let port = free_port().unwrap();
-        let broker = EmbeddedBroker::start(
-            &format!("127.0.0.1:{port}"),
-            &format!("sqlite://{name}/tansu.db"),
-        )
-        .await
-        .unwrap();
+        let (_dir, broker) = crate::embedded::test_broker(None).await;
         let t = Topics::new("coverage");
         let bootstrap = broker.bootstrap();
         topics::create(

@@ -230,3 +230,27 @@ pub fn free_port() -> anyhow::Result<u16> {
     let l = std::net::TcpListener::bind("127.0.0.1:0")?;
     Ok(l.local_addr()?.port())
 }
+
+/// A broker for this crate's tests on a free port, with the embedded default's sqlite storage
+/// in a new directory under the working directory (a tansu rule), whose clients log in as
+/// `login` when given. The directory lives as long as the returned guard.
+#[cfg(test)]
+pub(crate) async fn test_broker(
+    login: Option<&Credentials>,
+) -> (tempfile::TempDir, EmbeddedBroker) {
+    let dir = tempfile::tempdir_in(".").unwrap();
+    let name = dir
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
+    let broker = EmbeddedBroker::start_with(
+        &format!("127.0.0.1:{}", free_port().unwrap()),
+        &format!("sqlite://{name}/tansu.db"),
+        login,
+    )
+    .await
+    .unwrap();
+    (dir, broker)
+}
